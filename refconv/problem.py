@@ -1,0 +1,366 @@
+"""Problem instances: spec inputs + options, with a one-line descriptor that round-trips.
+
+A :class:`Problem` is fully described by its op, its *dims* (shapes and dtype), its *options*
+(the spec's keyword arguments) and one *fill* per input (how the input data is generated, from a
+kind and a seed).  The descriptor is one line, in the spirit of oneDNN benchdnn's
+``mb1ic64ih56oc64oh56kh3ph1``::
+
+    filter2d:dtype=uint8,c=0,h=5,w=7,kh=3,kw=3:boundary=valid,accumulator=int,shift=4,cast=wrap:image=random.17,weights=exact.3
+
+so any failure can be re-run from that line alone (``Problem.parse(line)``).
+
+Fill kinds (``kind.seed``):
+
+``zero``, ``one``
+    constant 0 / 1.
+``ramp``
+    ``(flat index * 7) mod 17 - 8`` (floats) or ``(flat index * 7) mod 256`` (uint8): deterministic,
+    varied, exact.
+``exact``
+    random values exactly representable so every float sum of products is exact: integers in
+    [-8, 8] and halves/quarters (weights), integers 0..255 (uint8), small integers (float images).
+``extreme``
+    values drawn from the dtype's extremes: {0, max} for uint8; {0, ±1, ±max, ±tiny} for floats.
+``random``
+    general floats (uniform in [-2, 2] for weights, [0, 255] for float images, normal otherwise).
+``special``
+    ``random`` with NaN, +Inf, -Inf and -0.0 sprinkled in (floats only).
+``delta``
+    all zero but one element (position from the seed) set to the dtype max (uint8) or 1.0.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from .variant import OPS, Range
+
+FILL_KINDS = ("zero", "one", "delta", "ramp", "exact", "extreme", "random", "special")
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """The shape of one op's problem space: dims with their full default domains, options with
+    theirs, input names, and how dims map to input shapes."""
+
+    name: str
+    dims: Mapping[str, Any]       # dim -> default domain (tuple of values or Range)
+    options: Mapping[str, Any]    # spec option -> default domain (tuple of values)
+    inputs: tuple                 # input names, in spec argument order
+
+    def input_shapes(self, d: Mapping[str, Any]) -> dict:
+        return _SHAPES[self.name](d)
+
+    def input_dtype(self, name: str, d: Mapping[str, Any]) -> np.dtype:
+        return np.dtype(_DTYPES[self.name](name, d))
+
+
+def _filter2d_shapes(d):
+    img = (d["h"], d["w"]) if d["c"] == 0 else (d["c"], d["h"], d["w"])
+    return {"image": img, "weights": (d["kh"], d["kw"])}
+
+
+def _filter2d_dtypes(name, d):
+    if name == "image":
+        return d["dtype"]
+    return "float64" if d["dtype"] == "float64" else "float32"
+
+
+def _conv2d_shapes(d):
+    shapes = {"x": (d["n"], d["c"], d["h"], d["w"]), "w": (d["m"], d["c"] // d["groups"], d["r"], d["s"])}
+    if d["bias"]:
+        shapes["bias"] = (d["m"],)
+    return shapes
+
+
+def _sobel_shapes(d):
+    return {"image": (d["h"], d["w"]) if d["channels"] == 0 else (d["h"], d["w"], d["channels"])}
+
+
+_SHAPES = {
+    "filter2d": _filter2d_shapes,
+    "conv2d": _conv2d_shapes,
+    "sobel": _sobel_shapes,
+    "matvec": lambda d: {"m": (d["rows"], d["cols"]), "v": (d["cols"],)},
+    "kron": lambda d: {"a": (d["m"], d["n"]), "b": (d["p"], d["q"])},
+}
+_DTYPES = {
+    "filter2d": _filter2d_dtypes,
+    "conv2d": lambda name, d: d["dtype"],
+    "sobel": lambda name, d: d["dtype"],
+    "matvec": lambda name, d: d["dtype"],
+    "kron": lambda name, d: d["dtype"],
+}
+
+BOUNDARIES = ("zero", "replicate", "reflect", "wrap", "valid")
+
+OPDEFS: dict[str, OpDef] = {
+    "filter2d": OpDef(
+        "filter2d",
+        dims={"dtype": ("uint8", "float32", "float64"), "c": Range(0, 3), "h": Range(1, 64),
+              "w": Range(1, 64), "kh": Range(1, 10), "kw": Range(1, 10)},
+        options={"boundary": BOUNDARIES, "flip": (False, True),
+                 "accumulator": ("float32", "int", "float64"), "shift": Range(0, 8),
+                 "rounding": ("trunc", "nearest-even"), "cast": ("saturate", "wrap"),
+                 "out_dtype": (None,)},
+        inputs=("image", "weights"),
+    ),
+    "conv2d": OpDef(
+        "conv2d",
+        dims={"dtype": ("float32", "float64"), "n": Range(1, 3), "c": Range(1, 8), "h": Range(1, 16),
+              "w": Range(1, 16), "m": Range(1, 8), "r": Range(1, 5), "s": Range(1, 5),
+              "groups": Range(1, 1), "bias": (0, 1)},
+        options={"stride": Range(1, 3), "padding": Range(0, 2), "dilation": Range(1, 2)},
+        inputs=("x", "w", "bias"),
+    ),
+    "sobel": OpDef(
+        "sobel",
+        dims={"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(1, 64), "w": Range(1, 64)},
+        options={"magnitude": ("l1", "l2"), "boundary": BOUNDARIES, "out_dtype": ("uint8", "float32"),
+                 "cast": ("saturate", "wrap"), "rounding": ("trunc", "nearest-even")},
+        inputs=("image",),
+    ),
+    "matvec": OpDef(
+        "matvec",
+        dims={"dtype": ("float32", "float64"), "rows": Range(1, 300), "cols": Range(1, 300)},
+        options={},
+        inputs=("m", "v"),
+    ),
+    "kron": OpDef(
+        "kron",
+        dims={"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1, 8), "n": Range(1, 8),
+              "p": Range(1, 12), "q": Range(1, 12)},
+        options={},
+        inputs=("a", "b"),
+    ),
+}
+assert set(OPDEFS) == set(OPS)
+
+
+# ----------------------------------------------------------------------------- fills
+
+def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "data") -> np.ndarray:
+    """Deterministic data for one input.  ``role`` is ``"weights"`` for filter/conv weights (signed,
+    small) and ``"data"`` otherwise.  See the module docstring for the kinds."""
+    if kind not in FILL_KINDS:
+        raise ValueError(f"fill kind {kind!r} not accepted; accepted: {FILL_KINDS}")
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape, dtype=np.int64))
+    is_int = dtype.kind in "ui"
+    if kind == "zero":
+        return np.zeros(shape, dtype)
+    if kind == "one":
+        return np.ones(shape, dtype)
+    if kind == "delta":
+        a = np.zeros(size, dtype)
+        if size:
+            a[rng.integers(size)] = np.iinfo(dtype).max if is_int else 1.0
+        return a.reshape(shape)
+    if kind == "ramp":
+        i = np.arange(size, dtype=np.int64)
+        if is_int:
+            info = np.iinfo(dtype)
+            v = (i * 7) % 256 if info.min == 0 else (i * 7) % 17 - 8
+            return v.astype(dtype).reshape(shape)
+        return ((i * 7) % 17 - 8).astype(dtype).reshape(shape)
+    if kind == "exact":
+        if is_int:
+            info = np.iinfo(dtype)
+            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
+            return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+        if role == "weights":
+            # integers in [-8, 8], and some halves / quarters: every product with a uint8 or a
+            # small-integer pixel and every partial sum is exact in float32.
+            v = rng.integers(-32, 33, size=shape) / 4.0
+            return v.astype(dtype)
+        return rng.integers(-16, 17, size=shape).astype(dtype)
+    if kind == "extreme":
+        if is_int:
+            info = np.iinfo(dtype)
+            pool = np.array([0, info.max, info.min, 1], dtype=np.int64)
+            pool = np.unique(pool).astype(dtype)
+            return rng.choice(pool, size=shape).astype(dtype)
+        fi = np.finfo(dtype)
+        pool = np.array([0.0, 1.0, -1.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal], dtype=dtype)
+        return rng.choice(pool, size=shape).astype(dtype)
+    # random / special
+    if is_int:
+        info = np.iinfo(dtype)
+        lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-1000, 1000)
+        if kind == "special":
+            raise ValueError(f"fill kind 'special' needs a float dtype, got {dtype}")
+        return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+    if role == "weights":
+        a = rng.uniform(-2.0, 2.0, size=shape).astype(dtype)
+    elif role == "pixels":
+        a = rng.uniform(0.0, 255.0, size=shape).astype(dtype)
+    else:
+        a = rng.standard_normal(size=shape).astype(dtype)
+    if kind == "special" and size:
+        flat = a.reshape(-1)
+        n = max(1, size // 8)
+        idx = rng.choice(size, size=n, replace=False)
+        flat[idx] = rng.choice(np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dtype), size=n)
+    return a
+
+
+_ROLES = {("filter2d", "weights"): "weights", ("conv2d", "w"): "weights", ("filter2d", "image"): "pixels",
+          ("sobel", "image"): "pixels"}
+
+
+# ----------------------------------------------------------------------------- problem
+
+def _fmt(v) -> str:
+    if v is None:
+        return "none"
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, tuple):
+        return "x".join(_fmt(x) for x in v)
+    return str(v)
+
+
+def _parse_value(s: str):
+    if s == "none":
+        return None
+    if re.fullmatch(r"-?\d+", s):
+        return int(s)
+    if re.fullmatch(r"-?\d+(x-?\d+)+", s):
+        return tuple(int(x) for x in s.split("x"))
+    return s
+
+
+_BOOL_OPTIONS = {"flip"}
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """One instance of an op: ``dims`` (shapes, dtype), ``options`` (spec keyword arguments) and
+    ``fills`` (input name -> ``"kind.seed"``).  ``inputs`` materialises the arrays (cached);
+    ``output()`` is the buffer a variant must write into."""
+
+    op: str
+    dims: Mapping[str, Any]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    fills: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.op not in OPDEFS:
+            raise ValueError(f"op {self.op!r} not accepted; accepted: {tuple(OPDEFS)}")
+        od = OPDEFS[self.op]
+        missing = [k for k in od.dims if k not in self.dims]
+        if missing:
+            raise ValueError(f"{self.op} problem: missing dims {missing}; required: {list(od.dims)}")
+        unknown = [k for k in self.dims if k not in od.dims]
+        if unknown:
+            raise ValueError(f"{self.op} problem: unknown dims {unknown}; accepted: {list(od.dims)}")
+        unknown = [k for k in self.options if k not in od.options]
+        if unknown:
+            raise ValueError(f"{self.op} problem: unknown options {unknown}; accepted: {list(od.options)}")
+        fills = dict(self.fills)
+        for name in self.input_shapes():
+            fills.setdefault(name, "random.0")
+            kind, _, seed = fills[name].partition(".")
+            if kind not in FILL_KINDS or not seed.isdigit():
+                raise ValueError(f"fill for {name!r} is {fills[name]!r}; accepted: KIND.SEED with KIND in {FILL_KINDS}")
+        object.__setattr__(self, "dims", dict(self.dims))
+        object.__setattr__(self, "options", dict(self.options))
+        object.__setattr__(self, "fills", fills)
+        object.__setattr__(self, "_cache", {})
+
+    # -- data
+    def input_shapes(self) -> dict:
+        return OPDEFS[self.op].input_shapes(self.dims)
+
+    @property
+    def inputs(self) -> dict:
+        """Input arrays by name (``filter2d``: image, weights; ``conv2d``: x, w[, bias];
+        ``sobel``: image; ``matvec``: m, v; ``kron``: a, b).  Generated once, then cached."""
+        c = self._cache
+        if "inputs" not in c:
+            od = OPDEFS[self.op]
+            out = {}
+            for name, shape in self.input_shapes().items():
+                kind, _, seed = self.fills[name].partition(".")
+                role = _ROLES.get((self.op, name), "data")
+                out[name] = make_fill(kind, int(seed), shape, od.input_dtype(name, self.dims), role)
+                out[name].setflags(write=False)
+            c["inputs"] = out
+        return c["inputs"]
+
+    def with_inputs(self, arrays: Mapping[str, np.ndarray]) -> "Problem":
+        """A copy whose inputs are the given arrays (used to replay a saved reproducer)."""
+        p = dataclasses.replace(self)
+        p._cache["inputs"] = {k: np.asarray(v) for k, v in arrays.items()}
+        return p
+
+    def spec_args(self) -> tuple[list, dict]:
+        """Positional inputs and keyword options for ``refconv.specs.<op>``."""
+        ins = self.inputs
+        args = [ins[n] for n in OPDEFS[self.op].inputs if n in ins]
+        kwargs = dict(self.options)
+        if self.op == "conv2d":
+            if "bias" not in ins:
+                args.append(None)
+            kwargs["groups"] = self.dims["groups"]
+        return args, kwargs
+
+    # -- the output buffer
+    def output(self) -> np.ndarray:
+        """The (poisoned) buffer the variant must fill.  Set by the checker before ``run``;
+        outside the checker a fresh NaN/0-filled buffer of the spec's output shape is made."""
+        c = self._cache
+        if "out" not in c:
+            from .checking import expected_output_layout
+            shape, dtype = expected_output_layout(self, "all")
+            c["out"] = np.zeros(shape, dtype)
+        return c["out"]
+
+    def set_output(self, buf: np.ndarray) -> None:
+        self._cache["out"] = buf
+
+    # -- descriptor
+    def descriptor(self) -> str:
+        od = OPDEFS[self.op]
+        dims = ",".join(f"{k}={_fmt(self.dims[k])}" for k in od.dims)
+        opts = ",".join(f"{k}={_fmt(v)}" for k, v in self.options.items())
+        fills = ",".join(f"{k}={self.fills[k]}" for k in self.input_shapes())
+        return f"{self.op}:{dims}:{opts}:{fills}"
+
+    @classmethod
+    def parse(cls, line: str) -> "Problem":
+        """Inverse of :meth:`descriptor`."""
+        parts = line.strip().split(":")
+        if len(parts) != 4:
+            raise ValueError(f"descriptor {line!r}: expected OP:DIMS:OPTIONS:FILLS (4 ':'-separated fields)")
+        op, dims_s, opts_s, fills_s = parts
+
+        def kv(s, what):
+            out = {}
+            for item in filter(None, s.split(",")):
+                k, eq, v = item.partition("=")
+                if not eq:
+                    raise ValueError(f"descriptor {line!r}: {what} item {item!r} is not KEY=VALUE")
+                out[k] = v
+            return out
+
+        dims = {k: _parse_value(v) for k, v in kv(dims_s, "dims").items()}
+        opts = {}
+        for k, v in kv(opts_s, "options").items():
+            val = _parse_value(v)
+            opts[k] = bool(val) if k in _BOOL_OPTIONS else val
+        return cls(op, dims, opts, kv(fills_s, "fills"))
+
+    def __eq__(self, other):
+        return isinstance(other, Problem) and self.descriptor() == other.descriptor()
+
+    def __hash__(self):
+        return hash(self.descriptor())
+
+    def __repr__(self):
+        return f"Problem({self.descriptor()!r})"

@@ -1,0 +1,93 @@
+"""Backend discovery through the ``refconv.backends`` entry-point group.
+
+Built-in backends register through the very same group as third-party plugins: an entry point
+``name = "package.module:backend"`` naming a :class:`refconv.variant.Backend` object (or a
+zero-argument callable returning one).
+"""
+from __future__ import annotations
+
+import fnmatch
+import functools
+from importlib.metadata import entry_points
+
+from .variant import Backend, Variant
+
+GROUP = "refconv.backends"
+
+
+class BackendLoadError:
+    """Stands in for a backend whose entry point failed to import."""
+
+    def __init__(self, name: str, error: BaseException):
+        self.name, self.error = name, error
+
+    def reason(self) -> str:
+        return f"failed to load: {type(self.error).__name__}: {self.error}"
+
+
+@functools.lru_cache(maxsize=None)
+def backends() -> dict:
+    """``{name: Backend | BackendLoadError}`` for every entry point of the group, sorted by name."""
+    found = {}
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        if ep.name in found:
+            continue
+        try:
+            obj = ep.load()
+            if callable(obj) and not isinstance(obj, Backend):
+                obj = obj()
+            if not isinstance(obj, Backend):
+                raise TypeError(f"entry point {ep.value} gave {type(obj).__name__}, expected refconv.Backend")
+            if obj.name != ep.name:
+                raise ValueError(f"entry point {ep.name!r} names a backend called {obj.name!r}")
+            found[ep.name] = obj
+        except Exception as e:  # a broken plugin must not take the others down
+            found[ep.name] = BackendLoadError(ep.name, e)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _variants_of(name: str) -> tuple:
+    b = backends()[name]
+    if isinstance(b, BackendLoadError):
+        return ()
+    vs = tuple(b.variants())
+    for v in vs:
+        if v.backend != name:
+            raise ValueError(f"backend {name!r} returned variant {v.id} of backend {v.backend!r}")
+    return vs
+
+
+def variants(op: str | None = None, backend: str | None = None, name: str | None = None) -> list[Variant]:
+    """All variants, optionally filtered by op, backend and a variant-name glob (``fnmatch``);
+    ``name`` may also be a glob over the full id (``"filter2d/*/CM_*"``)."""
+    out = []
+    for bname in backends():
+        if backend and not fnmatch.fnmatchcase(bname, backend):
+            continue
+        for v in _variants_of(bname):
+            if op and not fnmatch.fnmatchcase(v.op, op):
+                continue
+            if name and not (fnmatch.fnmatchcase(v.name, name) or fnmatch.fnmatchcase(v.id, name)):
+                continue
+            out.append(v)
+    return out
+
+
+def get(variant_id: str) -> Variant:
+    """The variant with full id ``op/backend/name``; ``KeyError`` naming the known ids otherwise."""
+    parts = variant_id.split("/")
+    if len(parts) != 3:
+        raise ValueError(f"variant id {variant_id!r}: expected op/backend/name")
+    for v in variants(op=parts[0], backend=parts[1]):
+        if v.name == parts[2]:
+            return v
+    known = ", ".join(v.id for v in variants(op=parts[0])) or "none"
+    raise KeyError(f"no variant {variant_id!r}; known for op {parts[0]!r}: {known}")
+
+
+def backend_reason(name: str) -> str | None:
+    b = backends()[name]
+    if isinstance(b, BackendLoadError):
+        return b.reason()
+    return b.available()
