@@ -1,0 +1,1 @@
+"""refconv.backends.numba_cpu"""

@@ -1,0 +1,1 @@
+"""refconv.specs (placeholder, replaced by the spec layer)."""
