@@ -1,0 +1,19 @@
+"""Small helpers shared by the numba_cpu modules."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def c_array(a: np.ndarray) -> np.ndarray:
+    """``a`` as a writable C-contiguous array (copied when it is read-only or strided), so numba
+    sees one array type per dtype and compiles one specialisation, whether the inputs come from
+    ``problem.inputs`` (read-only) or a replayed reproducer (writable)."""
+    a = np.asarray(a)
+    if a.flags.c_contiguous and a.flags.writeable:
+        return a
+    return np.array(a, order="C", copy=True)
+
+
+def check_out(out: np.ndarray, shape: tuple, op: str) -> None:
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{op}: output buffer has shape {tuple(out.shape)}, expected {tuple(shape)}")
