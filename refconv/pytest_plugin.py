@@ -1,0 +1,133 @@
+"""pytest plugin (``pytest11`` entry point ``refconv``): the conformance run of ``refconv check``
+from pytest, one test per variant, id ``op/backend/name``.
+
+    pytest --refconv --refconv-backend mybackend [--refconv-profile ci] [-n auto]
+
+Every variant becomes a test ``refconv::op/backend/name`` that runs the same Hypothesis check as
+the CLI; failures show the minimised case and the reproducer path; the Hypothesis statistics of
+each variant are printed in the terminal summary (and attached as the report section
+"refconv statistics").  Backend options appear as ``--refconv-<flag>`` (e.g.
+``--refconv-opencl oclgrind``).  Works with pytest-xdist: tests are independent.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def _bopts():
+    from .cli import _backend_options
+    try:
+        return _backend_options()
+    except Exception:  # pragma: no cover - a broken plugin must not break pytest start-up
+        return []
+
+
+def pytest_addoption(parser):
+    g = parser.getgroup("refconv", "refconv conformance checks")
+    g.addoption("--refconv", action="store_true", help="collect one conformance test per refconv variant")
+    g.addoption("--refconv-op", help="op name or glob")
+    g.addoption("--refconv-backend", help="backend name or glob")
+    g.addoption("--refconv-variant", help="variant name glob (or full-id glob)")
+    g.addoption("--refconv-profile", default=None, help="ci | dev | thorough (default ci)")
+    g.addoption("--refconv-examples", type=int, default=None, help="examples per variant")
+    g.addoption("--refconv-seed", type=int, default=None, help="Hypothesis seed")
+    g.addoption("--refconv-database", default=None, help="Hypothesis example database (dir, redis://, none)")
+    for bname, o in _bopts():
+        flag = "--refconv-" + o.flag.lstrip("-")
+        if o.is_flag:
+            g.addoption(flag, dest=o.dest, action="store_true", default=None, help=f"[{bname}] {o.help}")
+        else:
+            g.addoption(flag, dest=o.dest, choices=o.choices, default=None, help=f"[{bname}] {o.help}")
+
+
+class _NS:
+    def __init__(self, config):
+        for _, o in _bopts():
+            setattr(self, o.dest, config.getoption(o.dest, default=None))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "refconv: a refconv variant conformance test")
+    config._refconv_stats = []
+    if config.getoption("--refconv"):
+        from .cli import configure
+        configure(_NS(config))
+
+
+class RefconvItem(pytest.Item):
+    def __init__(self, *, variant_id, **kw):
+        super().__init__(**kw)
+        self.variant_id = variant_id
+        self.add_marker("refconv")
+
+    def runtest(self):
+        from . import registry
+        from .cli import availability
+        from .profiles import get_profile
+        from .runner import check_variant
+        cfg = self.config
+        v = registry.get(self.variant_id)
+        why = availability(v)
+        if why:
+            pytest.skip(f"{v.id} unavailable: {why}")
+        prof = get_profile(cfg.getoption("--refconv-profile") or os.environ.get("REFCONV_PROFILE", "ci"),
+                           cfg.getoption("--refconv-examples"))
+        r = check_variant(v, prof, seed=cfg.getoption("--refconv-seed"), db=cfg.getoption("--refconv-database"))
+        self.add_report_section("call", "refconv statistics", f"{v.id}: {r.statistics}")
+        self.user_properties.append(("refconv_statistics", r.statistics))
+        cfg._refconv_stats.append(f"{v.id}: {r.statistics}")
+        if r.status != "pass":
+            raise RefconvFailure(r)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, RefconvFailure):
+            r = excinfo.value.result
+            f = r.failure or {}
+            lines = [f"{r.variant}: {r.status}: {r.reason}"]
+            if f.get("descriptor"):
+                ps = " ".join(f"{k}={v}" for k, v in (f.get("params") or {}).items())
+                lines.append(f"minimised case: {f['descriptor']}" + (f" @ {ps}" if ps else ""))
+            for fd in (r.findings or [])[:10]:
+                lines.append(f"finding: {fd}")
+            if r.reproducer:
+                lines.append(f"replay: refconv repro {r.reproducer}")
+            lines.append(r.statistics)
+            return "\n".join(lines)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"refconv {self.variant_id}"
+
+
+class RefconvFailure(Exception):
+    def __init__(self, result):
+        super().__init__(result.reason)
+        self.result = result
+
+
+class RefconvCollector(pytest.Collector):
+    def collect(self):
+        from . import registry
+        cfg = self.config
+        for v in registry.variants(op=cfg.getoption("--refconv-op"), backend=cfg.getoption("--refconv-backend"),
+                                   name=cfg.getoption("--refconv-variant")):
+            yield RefconvItem.from_parent(self, name=v.id, variant_id=v.id)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    if not config.getoption("--refconv"):
+        return
+    col = RefconvCollector.from_parent(session, name="refconv")
+    new = list(col.collect())
+    items[:0] = new
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    stats = getattr(config, "_refconv_stats", [])
+    if stats:
+        terminalreporter.section("refconv Hypothesis statistics")
+        for line in stats:
+            terminalreporter.write_line(line)

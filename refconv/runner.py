@@ -1,0 +1,112 @@
+"""Checking one variant with Hypothesis: draw cases, run examples, shrink failures, save a
+reproducer.  Used in-process by the pytest plugin and inside worker processes by ``refconv check``
+(see :mod:`refconv.pool`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from hypothesis import HealthCheck, Phase, given, seed as hyp_seed, settings
+
+from .checking import ExampleResult, check_example
+from .profiles import Profile, database, get_profile
+from .strategies import cases, describe_case
+from .variant import Variant
+
+
+@dataclass
+class VariantResult:
+    """The outcome of checking one variant.  ``status``: ``pass``, ``fail``, ``error``
+    (raised/timed out), ``unavailable`` (cannot run here; ``reason`` says why) or ``skipped``."""
+
+    variant: str
+    status: str
+    examples: int = 0
+    passed: int = 0
+    invalid: int = 0
+    seconds: float = 0.0
+    worst_abs: float = 0.0
+    worst_rel: float = 0.0
+    reason: str = ""
+    failure: dict | None = None       # the minimised ExampleResult, as a dict
+    reproducer: str | None = None     # path of the saved reproducer file
+    findings: list = field(default_factory=list)
+    statistics: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class _CaseFailed(Exception):
+    """Raised inside the Hypothesis test so it shrinks; carries the ExampleResult."""
+
+    def __init__(self, result: ExampleResult):
+        super().__init__(result.message)
+        self.result = result
+
+
+def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int | None = None,
+                  db: str | None = None, failures_dir: str | None = ".refconv/failures",
+                  on_example: Callable[[str, ExampleResult | None], None] | None = None,
+                  shrink: bool = True) -> VariantResult:
+    """Check ``variant`` against the spec on ``profile.max_examples`` Hypothesis examples.
+
+    ``on_example(event, result)`` is called with ``("start", None)`` before and ``("done",
+    result)`` after every example (progress and hang detection).  On failure the minimised case is
+    saved under ``failures_dir`` (see :mod:`refconv.repro`)."""
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    t0 = time.perf_counter()
+    stats = {"examples": 0, "passed": 0, "worst_abs": 0.0, "worst_rel": 0.0}
+    last_fail: dict = {}
+
+    def one(case):
+        problem, params = case
+        if on_example:
+            on_example("start", None, describe_case(problem, params))
+        r = check_example(variant, problem, params)
+        stats["examples"] += 1
+        if on_example:
+            on_example("done", r, None)
+        if r.status == "pass":
+            stats["passed"] += 1
+            stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
+            stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
+            return
+        last_fail["problem"], last_fail["params"], last_fail["result"] = problem, params, r
+        raise _CaseFailed(r)
+
+    phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
+    test = settings(max_examples=prof.max_examples, deadline=None, database=database(db),
+                    suppress_health_check=list(HealthCheck), phases=phases, derandomize=False,
+                    print_blob=False, report_multiple_bugs=False)(given(cases(variant, prof))(one))
+    test._hypothesis_internal_database_key = f"refconv:{variant.id}".encode()
+    if seed is not None:
+        test = hyp_seed(seed)(test)
+
+    res = VariantResult(variant.id, "pass")
+    try:
+        test()
+    except _CaseFailed:
+        pass
+    except BaseException as e:  # Hypothesis itself failed (e.g. Unsatisfiable): an error of the run
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
+    res.examples, res.passed = stats["examples"], stats["passed"]
+    res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
+    res.seconds = time.perf_counter() - t0
+    if last_fail:
+        r: ExampleResult = last_fail["result"]
+        res.status = "error" if r.status == "error" else "fail"
+        res.failure = r.to_dict()
+        res.findings = r.findings
+        res.reason = r.message
+        if failures_dir:
+            from .repro import save_reproducer
+            res.reproducer = str(save_reproducer(failures_dir, variant, last_fail["problem"],
+                                                 last_fail["params"], r, prof.name))
+    res.statistics = (f"{res.examples} examples ({res.passed} passed) in {res.seconds:.2f}s; "
+                      f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
+    return res

@@ -1,0 +1,188 @@
+"""Hypothesis strategies: problems (and launch parameters) drawn inside a variant's declared support.
+
+The strategies hunt edge cases on purpose:
+
+* sizes from 1 up (shrinking goes to the smallest), and sizes that are *not* multiples of the
+  drawn launch parameters (block, tile, coarsening factor): for every integer parameter value
+  ``m`` the sizes ``k·m − 1, k·m, k·m + 1`` are favoured;
+* kernels larger than the image (kernel and image sizes are drawn independently);
+* fills (see :mod:`refconv.problem`): extremes (0, 255, dtype max/min, ±max, subnormals), one-hot
+  ``delta`` images, mixed-sign weights, NaN/Inf/−0 (``special``, floats only), benchdnn-style
+  exactly-representable data (``exact``/``ramp``, so comparison is bitwise) mixed with general
+  ``random`` floats;
+* launch parameters are drawn first, from each :class:`~refconv.variant.Param`'s values, and a
+  variant's ``constraint`` filters impossible combinations.
+
+Every drawn problem respects ``variant.supports`` intersected with the profile's size caps.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import assume
+from hypothesis import strategies as st
+
+from .problem import FILL_KINDS, OPDEFS, Problem
+from .profiles import Profile, get_profile
+from .variant import Range, Variant
+
+_INT_FILLS = tuple(k for k in FILL_KINDS if k != "special")
+
+
+def domain(variant: Variant, key: str, profile: Profile | None = None):
+    """The values ``key`` may take for ``variant``: its declared support, else the op's default
+    domain; ``Range`` upper bounds are capped by the profile (never below the lower bound)."""
+    od = OPDEFS[variant.op]
+    dom = variant.supports.get(key, od.dims.get(key, od.options.get(key)))
+    if dom is None:
+        raise KeyError(f"{variant.id}: no domain for {key!r}")
+    if isinstance(dom, Range) and profile is not None and key in profile.caps:
+        dom = Range(dom.lo, max(dom.lo, min(dom.hi, profile.caps[key])))
+    return dom
+
+
+def _pick(draw, dom):
+    if isinstance(dom, Range):
+        return draw(st.integers(dom.lo, dom.hi))
+    return draw(st.sampled_from(tuple(dom)))
+
+
+def _size(draw, dom, moduli):
+    """A size in ``dom``, favouring k·m−1, k·m, k·m+1 for the parameter values m."""
+    if not isinstance(dom, Range):
+        return draw(st.sampled_from(tuple(dom)))
+    special = sorted({k * m + d for m in moduli for k in (1, 2, 3) for d in (-1, 0, 1)
+                      if dom.lo <= k * m + d <= dom.hi})
+    if special:
+        return draw(st.one_of(st.integers(dom.lo, dom.hi), st.sampled_from(special)))
+    return draw(st.integers(dom.lo, dom.hi))
+
+
+def launch_params(variant: Variant):
+    """A strategy for ``{param: value}`` over the variant's declared values."""
+    if not variant.params:
+        return st.just({})
+    return st.fixed_dictionaries({p.name: st.sampled_from(p.values) for p in variant.params})
+
+
+def _fills(draw, variant, names_dtypes):
+    fills = {}
+    for name, dtype in names_dtypes:
+        kinds = FILL_KINDS if str(dtype).startswith("float") else _INT_FILLS
+        allowed = variant.supports.get(f"fill.{name}")
+        if allowed is not None:
+            kinds = tuple(k for k in kinds if k in allowed)
+        kind = draw(st.sampled_from(kinds))
+        seed = draw(st.integers(0, 2**16))
+        fills[name] = f"{kind}.{0 if kind in ('zero', 'one', 'ramp') else seed}"
+    return fills
+
+
+def _moduli(params: dict) -> set:
+    ints = [v for v in params.values() if isinstance(v, int) and not isinstance(v, bool) and v > 1]
+    mods = set(ints)
+    for a in ints:  # a thread block of bx threads each doing cf outputs covers bx*cf
+        for b in ints:
+            mods.add(a * b)
+    return mods
+
+
+def _draw_filter2d(draw, v, prof, moduli):
+    dom = lambda k: domain(v, k, prof)  # noqa: E731
+    d = {"dtype": _pick(draw, dom("dtype")), "c": _pick(draw, dom("c")),
+         "h": _size(draw, dom("h"), moduli), "w": _size(draw, dom("w"), moduli),
+         "kh": _pick(draw, dom("kh")), "kw": _pick(draw, dom("kw"))}
+    o = {"boundary": _pick(draw, dom("boundary")), "flip": _pick(draw, dom("flip"))}
+    if d["dtype"] == "uint8":
+        accs = tuple(a for a in dom("accumulator") if a in ("float32", "int"))
+        assume(accs)
+        o["accumulator"] = draw(st.sampled_from(accs))
+        o["shift"] = _pick(draw, dom("shift"))
+        if o["accumulator"] == "float32":
+            o["rounding"] = _pick(draw, dom("rounding"))
+        o["cast"] = _pick(draw, dom("cast"))
+    else:
+        accs = tuple(a for a in dom("accumulator") if a == d["dtype"])
+        if "accumulator" in v.supports:
+            assume(accs)
+    wdt = "float64" if d["dtype"] == "float64" else "float32"
+    fills = _fills(draw, v, [("image", d["dtype"]), ("weights", wdt)])
+    return d, o, fills
+
+
+def _draw_conv2d(draw, v, prof, moduli):
+    dom = lambda k: domain(v, k, prof)  # noqa: E731
+    d = {k: _pick(draw, dom(k)) for k in ("dtype", "n", "c", "m", "r", "s", "groups", "bias")}
+    d["h"] = _size(draw, dom("h"), moduli)
+    d["w"] = _size(draw, dom("w"), moduli)
+    assume(d["c"] % d["groups"] == 0 and d["m"] % d["groups"] == 0)
+    o = {k: _pick(draw, dom(k)) for k in ("stride", "padding", "dilation")}
+    s, p, dl = o["stride"], o["padding"], o["dilation"]
+    assume(d["h"] + 2 * p >= dl * (d["r"] - 1) + 1 and d["w"] + 2 * p >= dl * (d["s"] - 1) + 1)
+    names = [("x", d["dtype"]), ("w", d["dtype"])] + ([("bias", d["dtype"])] if d["bias"] else [])
+    return d, o, _fills(draw, v, names)
+
+
+def _draw_sobel(draw, v, prof, moduli):
+    dom = lambda k: domain(v, k, prof)  # noqa: E731
+    d = {"dtype": _pick(draw, dom("dtype")), "channels": _pick(draw, dom("channels")),
+         "h": _size(draw, dom("h"), moduli), "w": _size(draw, dom("w"), moduli)}
+    assume(d["channels"] == 0 or d["dtype"] == "uint8")
+    o = {"magnitude": _pick(draw, dom("magnitude")), "boundary": _pick(draw, dom("boundary")),
+         "out_dtype": _pick(draw, dom("out_dtype"))}
+    if o["out_dtype"] == "uint8":
+        o["cast"] = _pick(draw, dom("cast"))
+        o["rounding"] = _pick(draw, dom("rounding"))
+    else:
+        assume(d["dtype"] != "float64" or o["out_dtype"] != "float32")
+    return d, o, _fills(draw, v, [("image", d["dtype"])])
+
+
+def _draw_matvec(draw, v, prof, moduli):
+    dom = lambda k: domain(v, k, prof)  # noqa: E731
+    d = {"dtype": _pick(draw, dom("dtype")), "rows": _size(draw, dom("rows"), moduli),
+         "cols": _size(draw, dom("cols"), moduli)}
+    return d, {}, _fills(draw, v, [("m", d["dtype"]), ("v", d["dtype"])])
+
+
+def _draw_kron(draw, v, prof, moduli):
+    dom = lambda k: domain(v, k, prof)  # noqa: E731
+    d = {"dtype": _pick(draw, dom("dtype"))}
+    for k in ("m", "n", "p", "q"):
+        d[k] = _size(draw, dom(k), moduli)
+    return d, {}, _fills(draw, v, [("a", d["dtype"]), ("b", d["dtype"])])
+
+
+_DRAW = {"filter2d": _draw_filter2d, "conv2d": _draw_conv2d, "sobel": _draw_sobel,
+         "matvec": _draw_matvec, "kron": _draw_kron}
+
+
+@st.composite
+def cases(draw, variant: Variant, profile: Profile | str = "ci"):
+    """A strategy for ``(problem, params)`` pairs inside ``variant``'s declared support."""
+    prof = get_profile(profile) if isinstance(profile, str) else profile
+    params = draw(launch_params(variant))
+    d, o, fills = _DRAW[variant.op](draw, variant, prof, _moduli(params))
+    problem = Problem(variant.op, d, o, fills)
+    if variant.constraint is not None:
+        assume(variant.constraint(problem, params) is None)
+    return problem, params
+
+
+def problems(variant: Variant, profile: Profile | str = "ci"):
+    """A strategy for problems only (launch parameters at their defaults)."""
+    return cases(variant, profile).map(lambda pp: pp[0])
+
+
+def describe_case(problem: Problem, params: dict) -> str:
+    ps = " ".join(f"{k}={v}" for k, v in params.items())
+    return problem.descriptor() + (f" @ {ps}" if ps else "")
+
+
+def parse_params(s: str) -> dict[str, Any]:
+    """Inverse of the ``@ k=v ...`` part of :func:`describe_case`."""
+    out = {}
+    for item in s.split():
+        k, _, v = item.partition("=")
+        out[k] = int(v) if v.lstrip("-").isdigit() else ({"True": True, "False": False}.get(v, v))
+    return out
