@@ -1,0 +1,213 @@
+"""``filter2d``: 2-D correlation (or convolution) of a single- or multi-channel image with a small
+weight matrix, with the integer / rounding / border / overflow rules of GPU image kernels.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import (FLOAT_DTYPES, INT_OUT_DTYPES, as_array, boolean, choice, dtype_arg,
+                        integer)
+
+BOUNDARIES = ("zero", "replicate", "reflect", "wrap", "valid")
+ROUNDINGS = ("trunc", "nearest-even")
+CASTS = ("saturate", "wrap")
+_NP_PAD = {"zero": "constant", "replicate": "edge", "reflect": "reflect", "wrap": "wrap"}
+INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+def pad_image(img: np.ndarray, kh: int, kw: int, boundary: str) -> np.ndarray:
+    """Pad the last two axes so that window (y, x) of the padded image starts at (y, x):
+    ``KH//2`` rows above, ``KH-1-KH//2`` below, ``KW//2`` columns left, ``KW-1-KW//2`` right.
+    ``valid`` pads nothing.  Pads wider than the image repeat the rule (numpy.pad semantics:
+    reflect-101 and wrap are periodic, replicate repeats the edge)."""
+    if boundary == "valid":
+        return img
+    top, left = kh // 2, kw // 2
+    widths = [(0, 0)] * (img.ndim - 2) + [(top, kh - 1 - top), (left, kw - 1 - left)]
+    if boundary == "zero":
+        return np.pad(img, widths, mode="constant", constant_values=0)
+    return np.pad(img, widths, mode=_NP_PAD[boundary])
+
+
+def out_hw(h: int, w: int, kh: int, kw: int, boundary: str) -> tuple:
+    if boundary == "valid":
+        return max(h - kh + 1, 0), max(w - kw + 1, 0)
+    return h, w
+
+
+def round_values(v: np.ndarray, rounding: str) -> np.ndarray:
+    return np.trunc(v) if rounding == "trunc" else np.rint(v)
+
+
+def cast_to_int(v: np.ndarray, out_dtype: np.dtype, cast: str) -> np.ndarray:
+    """Integer-valued floats (or ints) -> ``out_dtype``.  ``saturate``: clip to the range,
+    NaN -> 0.  ``wrap``: to int64 first (NaN -> 0, +-Inf and out-of-range values saturate to the
+    int64 limits), then modulo 2**bits (two's complement), as a C conversion to int64 followed by
+    an integer narrowing."""
+    info = np.iinfo(out_dtype)
+    if v.dtype.kind in "iu":
+        if cast == "saturate":
+            return np.clip(v, info.min, info.max).astype(out_dtype)
+        return v.astype(np.int64).astype(out_dtype)
+    nan = np.isnan(v)
+    if cast == "saturate":
+        r = np.clip(np.where(nan, 0, v), info.min, info.max)
+        return r.astype(out_dtype)
+    v = np.where(nan, 0, v)
+    hi = v >= 2.0 ** 63
+    lo = v < -(2.0 ** 63)
+    mid = np.where(hi | lo, 0, v).astype(np.int64)
+    r = np.where(hi, np.iinfo(np.int64).max, np.where(lo, np.iinfo(np.int64).min, mid))
+    return r.astype(out_dtype)
+
+
+def f32_to_int32_rz(v: np.ndarray) -> np.ndarray:
+    """CUDA ``cvt.rzi.s32.f32``: truncate toward zero, saturate to int32, NaN -> 0 (int64 array)."""
+    v = np.clip(v, v.dtype.type(INT32_MIN), v.dtype.type(2.0 ** 31))
+    v[np.isnan(v)] = 0
+    r = v.astype(np.int64)          # truncates toward zero
+    np.minimum(r, INT32_MAX, out=r)
+    return r
+
+
+def resolve(image, weights, boundary, flip, accumulator, shift, rounding, cast, out_dtype):
+    """Validate and normalise filter2d arguments; returns a dict (shared with the tolerance)."""
+    op = "filter2d"
+    image = as_array("image", image, ndims=(2, 3), dtypes=("uint8", "float32", "float64"), op=op)
+    if 0 in image.shape:
+        raise ValueError(f"{op}: image must be non-empty, got shape {image.shape}; accepted: "
+                         f"(H, W) or (C, H, W) with every dimension >= 1")
+    weights = as_array("weights", weights, ndims=2, op=op)
+    if weights.dtype.kind != "f":
+        raise TypeError(f"{op}: weights has dtype {weights.dtype.name}; accepted: a float dtype "
+                        f"(float32, float64; others are cast to the working float type)")
+    if 0 in weights.shape:
+        raise ValueError(f"{op}: weights must be non-empty, got shape {weights.shape}; accepted: (KH, KW) >= (1, 1)")
+    choice("boundary", boundary, BOUNDARIES, op)
+    flip = boolean("flip", flip, op)
+    shift = integer("shift", shift, lo=0, hi=31, op=op)
+    choice("rounding", rounding, ROUNDINGS, op)
+    choice("cast", cast, CASTS, op)
+    is_u8 = image.dtype == np.uint8
+    if is_u8:
+        accumulator = "float32" if accumulator is None else accumulator
+        choice("accumulator", accumulator, ("float32", "float64", "int"), op)
+        out = image.dtype if out_dtype is None else dtype_arg(
+            "out_dtype", out_dtype, INT_OUT_DTYPES + FLOAT_DTYPES, op)
+        work = np.dtype(np.float64 if accumulator == "float64" else np.float32)
+        if accumulator == "int" and rounding != "trunc":
+            raise ValueError(f"{op}: rounding={rounding!r} does not apply with accumulator='int' "
+                             f"(each tap truncates, the shift floors); accepted: 'trunc'")
+        if out.kind == "f" and (rounding != "trunc" or cast != "saturate"):
+            bad = "rounding" if rounding != "trunc" else "cast"
+            raise ValueError(f"{op}: {bad}={locals()[bad]!r} does not apply to a float out_dtype "
+                             f"({out.name}); accepted: the default ({'trunc' if bad == 'rounding' else 'saturate'})")
+    else:
+        work = image.dtype
+        choice("accumulator", accumulator, (None, work.name), op)
+        accumulator = work.name
+        out = work if out_dtype is None else dtype_arg("out_dtype", out_dtype, (work,), op)
+        for name, val, default in (("shift", shift, 0), ("rounding", rounding, "trunc"),
+                                   ("cast", cast, "saturate")):
+            if val != default:
+                raise ValueError(f"{op}: {name}={val!r} does not apply to a {work.name} image "
+                                 f"(float output); accepted: {default!r}")
+    w = weights.astype(work)
+    if flip:
+        w = w[::-1, ::-1]
+    return dict(image=image, weights=w, boundary=boundary, accumulator=accumulator, shift=shift,
+                rounding=rounding, cast=cast, out_dtype=out, work=work)
+
+
+def taps(a: dict):
+    """Yield ``(weight, window)`` per tap in spec order (i outer, j inner) for the resolved
+    arguments ``a``; ``window`` is the (…, OH, OW) slice of the padded image, in its own dtype."""
+    img, w, boundary = a["image"], a["weights"], a["boundary"]
+    kh, kw = w.shape
+    oh, ow = out_hw(img.shape[-2], img.shape[-1], kh, kw, boundary)
+    p = pad_image(img, kh, kw, boundary)
+    for i in range(kh):
+        for j in range(kw):
+            yield w[i, j], p[..., i:i + oh, j:j + ow]
+
+
+def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, shift=0,
+             rounding="trunc", cast="saturate", out_dtype=None):
+    r"""2-D correlation of ``image`` with ``weights`` (convolution with ``flip=True``).
+
+    **Shapes.** ``image`` is ``(H, W)`` or planar ``(C, H, W)`` (every channel filtered with the
+    same weights); ``weights`` is ``(KH, KW)``, any size >= 1 (even sizes too).  The output is
+    ``(…, H, W)``, or ``(…, max(H-KH+1, 0), max(W-KW+1, 0))`` for ``boundary="valid"`` (an image
+    smaller than the kernel gives an output with a 0-length dimension, not an error).
+
+    **Formula.** Anchor ``(KH//2, KW//2)``::
+
+        out[c, y, x] = sum_{i=0}^{KH-1} sum_{j=0}^{KW-1} w[i, j] * in[c, y + i - KH//2, x + j - KW//2]
+
+    (for ``valid``: ``in[c, y + i, x + j]``).  ``flip=True`` uses ``w[KH-1-i, KW-1-j]`` (true
+    convolution).  The *tap order* is part of the spec: ``i`` outer, ``j`` inner, row-major; the
+    accumulator starts at +0 and each tap does ``acc = acc + w[i,j]*in`` (a rounded product,
+    then a rounded sum: no FMA).  Every tap is evaluated, including zero weights and ghost cells
+    (so ``w = Inf`` on a zero ghost cell gives NaN, IEEE ``Inf*0``).
+
+    **Borders** (``in`` outside the image): ``zero`` ghost cells are 0; ``replicate`` the nearest
+    edge pixel (OpenCV BORDER_REPLICATE, scipy ``nearest``); ``reflect`` reflect-101 without
+    repeating the edge, ``dcb|abcd|cba`` (OpenCV BORDER_REFLECT_101, scipy ``mirror``); ``wrap``
+    periodic (scipy ``wrap``); pads wider than the image repeat the rule periodically
+    (``numpy.pad``); ``valid`` only windows fully inside the image.
+
+    **Working type.** ``weights`` may be any float dtype; they are cast (round to nearest) to the
+    working float type: float32 for uint8 images (accumulator ``float32`` or ``int``) and
+    float32 images, float64 for float64 images and for ``accumulator="float64"``.
+
+    **Float images** (float32 / float64): accumulate in the image dtype, output in the image
+    dtype.  ``accumulator`` must be None or the image dtype; ``shift``, ``rounding``, ``cast``
+    do not apply and must keep their defaults (``ValueError`` otherwise); ``out_dtype`` must be
+    None or the image dtype.  NaN and +-Inf propagate as IEEE arithmetic does.
+
+    **uint8 images.** ``accumulator``:
+
+    * ``"float32"`` (default) / ``"float64"``: the tap-order sum ``s`` of ``w*float(x)`` in that
+      type; then ``s * 2**-shift`` (exact except for subnormal results, where it rounds to
+      nearest); then ``rounding`` (``"trunc"`` toward zero, ``"nearest-even"`` half to even);
+      then ``cast`` to ``out_dtype``.
+    * ``"int"``: the paper-faithful C of the 3x3 uint8 seed kernels.  ``int acc = 0``; every tap
+      does ``acc = (int)((float)acc + w*(float)x)`` in float32 (the int->float conversion rounds
+      to nearest, the product and the sum round to nearest, no FMA) and the conversion to int
+      truncates toward zero, saturating out-of-range values to int32 and NaN to 0 (CUDA
+      ``cvt.rzi.s32.f32``).  Then ``acc >> shift`` (arithmetic shift: floor division by
+      ``2**shift``, also for negatives), then ``cast``.  ``rounding`` must be ``"trunc"``.
+
+    ``out_dtype`` (default: the image dtype, uint8) is one of uint8, int8, uint16, int16, int32
+    (then ``cast`` applies) or float32 / float64 (value converted with round to nearest;
+    ``rounding``/``cast`` must keep their defaults).  ``cast``:
+
+    * ``"saturate"``: clip to the range of ``out_dtype``; NaN -> 0, +-Inf -> max / min.
+    * ``"wrap"``: C conversion to int64 (NaN -> 0; +-Inf and values beyond int64 saturate to the
+      int64 limits), then modulo ``2**bits`` (two's complement narrowing).
+
+    The result is a new array of dtype ``out_dtype``.
+    """
+    a = resolve(image, weights, boundary, flip, accumulator, shift, rounding, cast, out_dtype)
+    img, work, out = a["image"], a["work"], a["out_dtype"]
+    kh, kw = a["weights"].shape
+    oshape = img.shape[:-2] + out_hw(img.shape[-2], img.shape[-1], kh, kw, a["boundary"])
+    if a["accumulator"] == "int":
+        acc = np.zeros(oshape, np.int64)
+        with np.errstate(all="ignore"):
+            for w, win in taps(a):
+                v = acc.astype(np.float32) + w * win.astype(np.float32)
+                acc = f32_to_int32_rz(v)
+        acc = acc >> a["shift"]
+        if out.kind == "f":
+            return acc.astype(out)
+        return cast_to_int(acc, out, a["cast"])
+    acc = np.zeros(oshape, work)
+    with np.errstate(all="ignore"):
+        for w, win in taps(a):
+            acc = acc + w * win.astype(work)
+        if a["shift"]:
+            acc = acc * work.type(2.0 ** -a["shift"])
+        if out.kind == "f":
+            return acc.astype(out)
+        return cast_to_int(round_values(acc, a["rounding"]), out, a["cast"])
