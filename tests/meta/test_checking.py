@@ -1,0 +1,103 @@
+"""The example checker itself: poisoned buffers reveal unwritten elements, interior writers must
+leave the border alone, findings fail an example, a raising variant is an error, not a crash."""
+import numpy as np
+
+from refconv import Param, Problem, Range, Variant, findings
+from refconv.checking import check_example, poison_value
+from refconv.runner import check_variant
+
+MV = Problem("matvec", {"dtype": "float32", "rows": 6, "cols": 5}, {}, {"m": "exact.1", "v": "exact.2"})
+F3 = Problem("filter2d", {"dtype": "uint8", "c": 0, "h": 7, "w": 9, "kh": 3, "kw": 3},
+             {"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"},
+             {"image": "random.3", "weights": "exact.4"})
+
+
+def _mv(skip=None):
+    def run(problem, **_):
+        m, v = problem.inputs["m"], problem.inputs["v"]
+        out = problem.output()
+        full = (m.astype(np.float64) @ v.astype(np.float64)).astype(np.float32)
+        for i in range(out.shape[0]):
+            if i != skip:
+                out[i] = full[i]
+        return out
+    return Variant("matvec", "meta", "mv", run)
+
+
+def _f3(touch_border=False):
+    from refconv import specs
+
+    def run(problem, **_):
+        out = problem.output()
+        inner = specs.filter2d(problem.inputs["image"], problem.inputs["weights"], **problem.options)
+        out[1:-1, 1:-1] = inner
+        if touch_border:
+            out[0, 0] = 7
+        return out
+    return Variant("filter2d", "meta", "f3", run, writes="interior")
+
+
+def test_correct_variant_passes_and_exact_arithmetic_is_reported_exact():
+    r = check_example(_mv(), MV, {})
+    assert r.status == "pass", r.message
+    assert r.exact and r.max_abs == 0
+
+
+def test_unwritten_output_element_is_caught_by_the_poison():
+    r = check_example(_mv(skip=4), MV, {})
+    assert r.status == "fail" and r.n_unwritten == 1 and r.first_bad == (4,)
+    assert "never written" in r.message
+
+
+def test_poison_is_a_value_absent_from_the_expected_uint8_result():
+    exp = np.arange(255, dtype=np.uint8)
+    assert poison_value(np.uint8, exp) == 255
+    f = poison_value(np.float32, np.zeros(3, np.float32))
+    assert np.isnan(f) and np.float32(f).view(np.uint32) == 0x7FC5A5A5
+
+
+def test_interior_writer_passes_when_border_untouched_and_fails_when_it_writes_the_border():
+    assert check_example(_f3(), F3, {}).status == "pass"
+    r = check_example(_f3(touch_border=True), F3, {})
+    assert r.status == "fail" and r.n_border == 1 and "outside the declared interior" in r.message
+
+
+def test_finding_reported_during_run_fails_the_example_even_with_right_values():
+    inner = _mv()
+
+    def run(problem, **kw):
+        findings.report("shared-race", "two threads wrote s[3]", kernel="k", line=12)
+        return inner.run(problem, **kw)
+
+    r = check_example(Variant("matvec", "meta", "racy", run), MV, {})
+    assert r.status == "fail" and r.findings[0]["class"] == "shared-race" and r.findings[0]["line"] == 12
+
+
+def test_raising_variant_is_an_error_with_the_exception_text():
+    def run(problem, **_):
+        raise RuntimeError("launch failed: too many resources")
+
+    r = check_example(Variant("matvec", "meta", "boom", run), MV, {})
+    assert r.status == "error" and "too many resources" in r.message
+
+
+def test_wrong_shape_is_a_failure_naming_both_shapes():
+    r = check_example(Variant("matvec", "meta", "shape", lambda p, **_: np.zeros(3, np.float32)), MV, {})
+    assert r.status == "fail" and "(3,)" in r.message and "(6,)" in r.message
+
+
+def test_runner_shrinks_a_block_dependent_bug_to_a_small_case_and_saves_a_reproducer(tmp_path):
+    def run(problem, block):
+        m, v = problem.inputs["m"], problem.inputs["v"]
+        out = problem.output()
+        cols = m.shape[1] - (m.shape[1] % block != 0)   # drops the last column unless cols % block == 0
+        out[:] = (m[:, :cols].astype(np.float64) @ v[:cols].astype(np.float64)).astype(m.dtype)
+        return out
+
+    bad = Variant("matvec", "meta", "drop_last", run, supports={"dtype": ("float64",)},
+                  params=(Param("block", (4, 8), 8),))
+    r = check_variant(bad, "ci", seed=1, db="none", failures_dir=str(tmp_path))
+    assert r.status == "fail"
+    d = Problem.parse(r.failure["descriptor"]).dims
+    assert d["rows"] == 1 and d["cols"] <= 3          # minimised
+    assert r.reproducer and (tmp_path / r.reproducer.split("/")[-1]).exists()
