@@ -1,0 +1,28 @@
+"""A sanitizer for the CUDA simulator (numba-cuda 0.30.4).
+
+``enable()`` instruments every simulated kernel launch; findings are reported through
+:func:`refconv.findings.report` from the launching thread when the launch ends, one per
+(class, array, source line) with a ``count``.  Classes:
+
+``out-of-bounds``
+    global / shared / local / const element access outside the array, negative indices included
+    (they wrap silently in the simulator and on the GPU).
+``shared-race``
+    two threads of a block touch the same shared element between two barriers, one of them
+    writing (atomics excepted).
+``barrier-divergence``
+    a ``syncthreads()`` not reached by every thread of the block (some finished, or threads wait
+    at different ``syncthreads()`` calls).
+``uninitialized-read``
+    a read of shared or local memory not written since the kernel started (per block for shared
+    memory, per thread for local memory); the storage is also poisoned (NaN / 0xAB bytes).
+
+See docs/sanitizer.md.
+"""
+from ._core import (SUPPORTED_NUMBA_CUDA, SanitizerWarning, current_launch, disable, enable,
+                    history, is_enabled)
+
+CLASSES = ("out-of-bounds", "shared-race", "barrier-divergence", "uninitialized-read")
+
+__all__ = ["enable", "disable", "is_enabled", "history", "SanitizerWarning", "CLASSES",
+           "SUPPORTED_NUMBA_CUDA", "current_launch"]
