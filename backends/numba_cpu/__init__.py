@@ -13,7 +13,7 @@ import importlib
 from refconv import Backend
 
 NAME = "numba_cpu"
-_MODULES = ("filter2d", "conv2d", "matvec", "kron")
+_MODULES = ("filter2d", "conv2d", "sobel", "matvec", "kron")
 
 
 def _available():
