@@ -1,0 +1,154 @@
+"""filter2d on OpenCL: the 3x3 uint8 kernels of seed 000 (GM / CM / SM, coarsened, vector
+stores; one ``filter2d_3x3.cl`` specialised with ``-D``) and PMPP's float32 tiled convolution of
+seed 001 (``basic``, ``tiled_halo``; ``filter2d_pmpp.cl``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from refconv.variant import Param, Range, Variant
+
+from . import _cl
+
+CFS = (2, 4, 8, 12, 16)
+MEMS = ("GM", "CM", "SM")
+
+SUPPORTS_3X3 = {
+    "dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
+    "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"), "rounding": ("trunc",),
+    "out_dtype": (None,), "h": Range(3, 64), "w": Range(3, 64),
+}
+SUPPORTS_PMPP = {
+    "dtype": ("float32",), "c": Range(0, 3), "kh": Range(1, 10), "kw": Range(1, 10),
+    "boundary": ("zero",), "flip": (False,), "accumulator": ("float32",), "out_dtype": (None,),
+    "h": Range(1, 64), "w": Range(1, 64),
+}
+ORIGIN_000 = "seed 000 (Ozer & Demirci, 3x3 convolution on CUDA: GM/CM/SM, coarsening, uchar4 stores)"
+ORIGIN_001 = "seed 001 (PMPP tiled 2-D convolution with halo cells, blog notes)"
+
+
+# ----------------------------------------------------------------------------- 3x3 uint8
+
+def _opts_3x3(mem: str, cf: int, vec: bool) -> tuple:
+    return (f"-DMEM_{mem}", f"-DCF={cf}", f"-DVEC={int(vec)}")
+
+
+def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
+    opts = _opts_3x3(mem, cf, vec)
+    name = mem + (f"_CF{cf}" if cf > 1 else "") + ("_Vec" if vec else "")
+
+    def local_bytes(wx, wy):
+        return (wx * cf + 2) * (wy + 2) + 9 * 4 if mem == "SM" else 0
+
+    def constraint(problem, params):
+        e = _cl.env()
+        k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
+        return _cl.check_local(e, (params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]), k)
+
+    def run(problem, wg_x=32, wg_y=8):
+        import pyopencl as cl
+        e = _cl.env()
+        img = problem.inputs["image"]
+        w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32)
+        H, W = img.shape
+        shift = int(problem.options.get("shift", 0))
+        sat = int(problem.options.get("cast", "saturate") == "saturate")
+        out = problem.output()
+        if out.shape != (H, W) or out.dtype != np.uint8:
+            raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
+        k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
+        gx = _cl.roundup(-(-W // cf), wg_x)
+        gy = _cl.roundup(H, wg_y)
+        args = [_cl.in_buf(e, img), _cl.in_buf(e, w)]
+        with _cl.out_buf(e, out) as ob:
+            args += [ob, np.int32(H), np.int32(W), np.int32(shift), np.int32(sat)]
+            if mem == "SM":
+                args += [cl.LocalMemory((wg_x * cf + 2) * (wg_y + 2)), cl.LocalMemory(9 * 4)]
+            with _cl.checked(e, f"filter2d/opencl/{name}", "filter2d_3x3.cl"):
+                k(e.queue, (gx, gy), (wg_x, wg_y), *args)
+                e.queue.finish()
+        return out
+
+    what = {"GM": "weights in __global memory", "CM": "weights in __constant memory",
+            "SM": "image tile and weights staged in __local memory (one barrier)"}[mem]
+    doc = (f"3x3 uint8 filter, {what}"
+           + (f"; coarsened x{cf} along x with a sliding register window" if cf > 1 else "; one output per work-item")
+           + ("; outputs stored with vstore4 (vstore2 for CF=2) where aligned and interior, scalar at the edges" if vec else "")
+           + f".  Build options: {' '.join(opts)}.")
+    return Variant(
+        op="filter2d", backend="opencl", name=name, run=run, supports=SUPPORTS_3X3,
+        params=(Param("wg_x", (1, 2, 4, 8, 16, 32, 64), 32), Param("wg_y", (1, 2, 4, 8, 16, 32), 8)),
+        available=_cl.available, writes="interior", constraint=constraint, origin=ORIGIN_000, doc=doc)
+
+
+# ----------------------------------------------------------------------------- PMPP float32
+
+def _pmpp_common(problem):
+    img = np.ascontiguousarray(problem.inputs["image"], dtype=np.float32)
+    w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32)
+    C = 1 if img.ndim == 2 else img.shape[0]
+    H, W = img.shape[-2:]
+    KH, KW = w.shape
+    return img, w, C, H, W, KH, KW
+
+
+def _run_basic(problem, wg_x=16, wg_y=16):
+    e = _cl.env()
+    img, w, C, H, W, KH, KW = _pmpp_common(problem)
+    out = problem.output()
+    k = _cl.kernel(e, "filter2d_pmpp.cl", "basic")
+    with _cl.out_buf(e, out) as ob:
+        with _cl.checked(e, "filter2d/opencl/basic", "filter2d_pmpp.cl"):
+            k(e.queue, (_cl.roundup(W, wg_x), _cl.roundup(H, wg_y), C), (wg_x, wg_y, 1),
+              _cl.in_buf(e, img), _cl.in_buf(e, w), ob, *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2)))
+            e.queue.finish()
+    return out
+
+
+def _constraint_basic(problem, params):
+    e = _cl.env()
+    return _cl.check_local(e, (params["wg_x"], params["wg_y"], 1), 0, _cl.kernel(e, "filter2d_pmpp.cl", "basic"))
+
+
+def _tile(problem, o_tile):
+    return o_tile + problem.dims["kw"] - 1, o_tile + problem.dims["kh"] - 1
+
+
+def _run_tiled(problem, o_tile=16):
+    import pyopencl as cl
+    e = _cl.env()
+    img, w, C, H, W, KH, KW = _pmpp_common(problem)
+    out = problem.output()
+    tw, th = o_tile + KW - 1, o_tile + KH - 1
+    k = _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo")
+    gx, gy = -(-W // o_tile), -(-H // o_tile)
+    with _cl.out_buf(e, out) as ob:
+        with _cl.checked(e, "filter2d/opencl/tiled_halo", "filter2d_pmpp.cl"):
+            k(e.queue, (gx * tw, gy * th, C), (tw, th, 1), _cl.in_buf(e, img), _cl.in_buf(e, w), ob,
+              *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2, o_tile)), cl.LocalMemory(tw * th * 4))
+            e.queue.finish()
+    return out
+
+
+def _constraint_tiled(problem, params):
+    e = _cl.env()
+    tw, th = _tile(problem, params["o_tile"])
+    return _cl.check_local(e, (tw, th, 1), tw * th * 4, _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo"))
+
+
+def variants() -> list[Variant]:
+    vs = [_make_3x3(m, 1, False) for m in MEMS]
+    vs += [_make_3x3(m, cf, False) for m in MEMS for cf in CFS]
+    vs += [_make_3x3(m, cf, True) for m in MEMS for cf in CFS]
+    vs.append(Variant(
+        op="filter2d", backend="opencl", name="basic", run=_run_basic, supports=SUPPORTS_PMPP,
+        params=(Param("wg_x", (1, 2, 4, 8, 16, 32), 16), Param("wg_y", (1, 2, 4, 8, 16, 32), 16)),
+        available=_cl.available, writes="all", constraint=_constraint_basic, origin=ORIGIN_001,
+        doc="float32 2-D correlation, zero ghost cells, one output per work-item, mask in __constant, "
+            "channels on NDRange dimension 2; anchor (kh/2, kw/2)."))
+    vs.append(Variant(
+        op="filter2d", backend="opencl", name="tiled_halo", run=_run_tiled, supports=SUPPORTS_PMPP,
+        params=(Param("o_tile", (1, 2, 4, 8, 16, 24, 32), 16),),
+        available=_cl.available, writes="all", constraint=_constraint_tiled, origin=ORIGIN_001,
+        doc="PMPP tiled convolution: work-group = input tile (o_tile+kw-1) x (o_tile+kh-1) loaded into "
+            "__local memory (ghost cells 0) behind a barrier; only the o_tile x o_tile corner items write."))
+    return vs
