@@ -1,1 +1,55 @@
-"""refconv.backends.numba_cuda"""
+"""refconv.backends.numba_cuda: the seed papers' CUDA kernels written with numba-cuda.
+
+The same kernels run on a real GPU or under numba-cuda's simulator (``--cuda auto|gpu|sim``,
+env ``REFCONV_CUDA``; ``auto`` picks the GPU when the driver reports one).  ``numba.cuda`` is
+imported lazily, after :func:`configure`, because ``NUMBA_ENABLE_CUDASIM`` must be set before its
+first import.  See docs/backends.md, section numba_cuda.
+"""
+from __future__ import annotations
+
+from refconv import Backend, BackendOption
+
+from . import _env
+
+
+def available():
+    return _env.reason()
+
+
+def _variants():
+    import importlib
+    out = []
+    for mod in _MODULES:
+        out += importlib.import_module(f"{__name__}.{mod}").variants(available)
+    return out
+
+
+_MODULES = ("filter2d_paper",)
+
+
+def configure(options):
+    _env.configure(options)
+
+
+def preflight(variants, options):
+    if not (options or {}).get("compile"):
+        return {}
+    from .compile_check import preflight as _pf  # colleague's module
+    return _pf(variants, options)
+
+
+OPTIONS = (
+    BackendOption(flag="--cuda", dest="cuda", env="REFCONV_CUDA", choices=("auto", "gpu", "sim"),
+                  default="auto",
+                  help="where numba_cuda kernels run: auto (the GPU if the CUDA driver reports "
+                       "one, else the simulator), gpu, or sim (numba-cuda's CUDA simulator)"),
+    BackendOption(flag="--sanitize", dest="sanitize", is_flag=True, env="REFCONV_SANITIZE",
+                  help="run numba_cuda kernels under the simulator with the race / bounds / "
+                       "barrier sanitizer (forces the simulator)"),
+    BackendOption(flag="--compile", dest="compile", is_flag=True,
+                  help="compile every numba_cuda variant for the real target (NVVM/ptxas) "
+                       "before checking, reporting compile errors as findings"),
+)
+
+backend = Backend(name="numba_cuda", variants=_variants, available=available, options=OPTIONS,
+                  configure=configure, preflight=preflight, describe=_env.describe)

@@ -1,0 +1,197 @@
+"""Where the numba_cuda backend runs: a real GPU or numba-cuda's simulator.
+
+``NUMBA_ENABLE_CUDASIM`` is read once, when ``numba.cuda`` is first imported, so the choice is
+made here *before* that import: :func:`configure` records the user's choice (``auto`` / ``gpu`` /
+``sim``, plus ``sanitize`` which forces the simulator), :func:`cuda` imports ``numba.cuda`` lazily
+with the environment set accordingly.  GPU detection never imports ``numba.cuda``: it loads the
+driver (``libcuda.so.1``) with ctypes and asks ``cuInit`` / ``cuDeviceGetCount``.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import sys
+
+import numpy as np
+
+_state = {"cuda": "auto", "sanitize": False, "compile": False, "reason": None}
+
+
+@functools.lru_cache(maxsize=None)
+def detect_gpu() -> tuple:
+    """``(True, name)`` when the CUDA driver reports a device, else ``(False, reason)``."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return False, f"no CUDA driver (libcuda.so.1: {e})"
+    try:
+        rc = lib.cuInit(0)
+        if rc != 0:
+            return False, f"cuInit failed (CUresult {rc})"
+        n = ctypes.c_int(0)
+        rc = lib.cuDeviceGetCount(ctypes.byref(n))
+        if rc != 0 or n.value < 1:
+            return False, f"no CUDA device (cuDeviceGetCount: CUresult {rc}, count {n.value})"
+        dev = ctypes.c_int(0)
+        lib.cuDeviceGet(ctypes.byref(dev), 0)
+        buf = ctypes.create_string_buffer(256)
+        lib.cuDeviceGetName(buf, 256, dev)
+        return True, buf.value.decode(errors="replace") or "CUDA device 0"
+    except Exception as e:  # pragma: no cover - exotic driver failures
+        return False, f"CUDA driver query failed: {type(e).__name__}: {e}"
+
+
+def configure(options) -> None:
+    _state["cuda"] = (options or {}).get("cuda") or os.environ.get("REFCONV_CUDA") or "auto"
+    _state["sanitize"] = bool((options or {}).get("sanitize"))
+    _state["compile"] = bool((options or {}).get("compile"))
+    _state["reason"] = None
+    if _state["sanitize"]:
+        if _state["cuda"] == "gpu":
+            _state["reason"] = "--sanitize runs under the CUDA simulator only; it cannot be combined with --cuda gpu"
+            return
+        _state["cuda"] = "sim"
+        try:
+            from .sanitizer import enable  # noqa: F401  (colleague's subpackage)
+        except ImportError:
+            _state["reason"] = "sanitizer not installed"
+            return
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        enable()
+
+
+def mode() -> str:
+    """``"gpu"`` or ``"sim"`` (what :func:`cuda` imports / imported)."""
+    if "numba.cuda" in sys.modules:
+        return "sim" if _loaded_sim() else "gpu"
+    return _wanted()
+
+
+def _wanted() -> str:
+    choice = _state["cuda"]
+    if choice in ("gpu", "sim"):
+        return choice
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "") not in ("", "0"):
+        return "sim"
+    return "gpu" if detect_gpu()[0] else "sim"
+
+
+def _loaded_sim() -> bool:
+    from numba.cuda.core import config
+    return bool(config.ENABLE_CUDASIM)
+
+
+def reason() -> str | None:
+    """Why the backend cannot run as configured, or None."""
+    if _state["reason"]:
+        return _state["reason"]
+    want = _wanted()
+    if want == "gpu" and not detect_gpu()[0]:
+        return f"--cuda gpu asked for, but {detect_gpu()[1]}"
+    if "numba.cuda" in sys.modules:
+        got = "sim" if _loaded_sim() else "gpu"
+        if got != want:
+            return (f"numba.cuda was imported in {got} mode before the numba_cuda backend was "
+                    f"configured for {want}; set REFCONV_CUDA / NUMBA_ENABLE_CUDASIM before starting")
+    try:
+        import numba_cuda  # noqa: F401
+    except ImportError as e:
+        return f"numba-cuda not installed ({e})"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _import_cuda():
+    want = _wanted()
+    if "numba.cuda" not in sys.modules:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if want == "sim" else "0"
+    if not hasattr(np, "row_stack"):  # numpy 2.5 removed it; numba-cuda 0.30 still overloads it
+        np.row_stack = np.vstack
+    from numba import cuda
+    return cuda
+
+
+def cuda():
+    """The ``numba.cuda`` module, imported in the configured mode."""
+    return _import_cuda()
+
+
+def is_sim() -> bool:
+    return mode() == "sim"
+
+
+def describe() -> str:
+    try:
+        import numba_cuda
+        ver = numba_cuda.__version__
+    except Exception:
+        ver = "?"
+    why = reason()
+    if why:
+        return f"unavailable: {why}"
+    if mode() == "sim":
+        extra = " + sanitizer" if _state["sanitize"] else ""
+        return f"CUDA simulator (numba-cuda {ver}){extra}"
+    ok, name = detect_gpu()
+    return f"{name} (numba-cuda {ver})"
+
+
+def sm_count() -> int:
+    """Multiprocessors of device 0 (a small number under the simulator)."""
+    if is_sim():
+        return 2
+    try:
+        return int(cuda().get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:
+        return 16
+
+
+# ----------------------------------------------------------------------------- exact float helpers
+#
+# NVVM contracts a*b+c into fma.rn.f32 by default (its -fma=1), and numba-cuda only turns that off
+# never (fastmath=False does not pass -fma=0).  The specs forbid FMA where they say "a rounded
+# product, then a rounded sum", so kernels that must match bit for bit call these helpers: on the
+# GPU they are libdevice's __nv_fmul_rn / __nv_fadd_rn (mul.rn / add.rn, which ptxas never fuses);
+# under the simulator, the same IEEE float32 operations in NumPy.
+
+def float_ops():
+    """``(fmul32, fadd32, f2i_rz, fmul64, fadd64)`` device-callable helpers for the current mode."""
+    return _float_ops(mode())
+
+
+@functools.lru_cache(maxsize=None)
+def _float_ops(m):
+    if m == "gpu":
+        from numba.cuda import libdevice
+        return (libdevice.fmul_rn, libdevice.fadd_rn, libdevice.float2int_rz,
+                libdevice.dmul_rn, libdevice.dadd_rn)
+    f32, f64 = np.float32, np.float64
+
+    def fmul32(a, b):
+        with np.errstate(all="ignore"):
+            return f32(f32(a) * f32(b))
+
+    def fadd32(a, b):
+        with np.errstate(all="ignore"):
+            return f32(f32(a) + f32(b))
+
+    def f2i_rz(v):  # cvt.rzi.s32.f32: truncate, saturate, NaN -> 0
+        v = float(v)
+        if v != v:
+            return np.int32(0)
+        if v >= 2147483647.0:
+            return np.int32(2147483647)
+        if v <= -2147483648.0:
+            return np.int32(-2147483648)
+        return np.int32(int(v))
+
+    def fmul64(a, b):
+        with np.errstate(all="ignore"):
+            return f64(f64(a) * f64(b))
+
+    def fadd64(a, b):
+        with np.errstate(all="ignore"):
+            return f64(f64(a) + f64(b))
+
+    return fmul32, fadd32, f2i_rz, fmul64, fadd64
