@@ -20,7 +20,7 @@ from . import registry
 from .profiles import PROFILES, get_profile
 from .variant import Backend
 
-console = Console(highlight=False)
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
 STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "unavailable": "yellow", "skipped": "dim"}
 
 
@@ -112,7 +112,7 @@ def cmd_list(ns) -> int:
             console.print(f"[bold]{name}[/]: {desc}")
         for v in registry.variants(op=ns.op, backend=name, name=ns.variant):
             r = availability(v)
-            ps = " ".join(f"{p.name}∈{{{','.join(map(str, p.values))}}}" for p in v.params)
+            ps = " ".join(f"{p.name}={'|'.join(map(str, p.values))}" for p in v.params)
             t.add_row(v.op, v.backend, v.name, "[green]yes[/]" if r is None else f"[yellow]no: {r}[/]", ps, v.writes)
             rows += 1
     console.print(t)
