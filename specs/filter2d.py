@@ -65,8 +65,10 @@ def f32_to_int32_rz(v: np.ndarray) -> np.ndarray:
     """CUDA ``cvt.rzi.s32.f32``: truncate toward zero, saturate to int32, NaN -> 0 (int64 array)."""
     v = np.clip(v, v.dtype.type(INT32_MIN), v.dtype.type(2.0 ** 31))
     v[np.isnan(v)] = 0
-    r = v.astype(np.int64)          # truncates toward zero
-    np.minimum(r, INT32_MAX, out=r)
+    big = v >= 2.0 ** 31
+    v[big] = 0
+    r = v.astype(np.int32)          # truncates toward zero
+    r[big] = INT32_MAX
     return r
 
 
@@ -119,13 +121,16 @@ def resolve(image, weights, boundary, flip, accumulator, shift, rounding, cast, 
                 rounding=rounding, cast=cast, out_dtype=out, work=work)
 
 
-def taps(a: dict):
+def taps(a: dict, dtype=None):
     """Yield ``(weight, window)`` per tap in spec order (i outer, j inner) for the resolved
-    arguments ``a``; ``window`` is the (…, OH, OW) slice of the padded image, in its own dtype."""
+    arguments ``a``; ``window`` is the (…, OH, OW) slice of the padded image (converted to
+    ``dtype`` when given)."""
     img, w, boundary = a["image"], a["weights"], a["boundary"]
     kh, kw = w.shape
     oh, ow = out_hw(img.shape[-2], img.shape[-1], kh, kw, boundary)
     p = pad_image(img, kh, kw, boundary)
+    if dtype is not None:
+        p = p.astype(dtype)
     for i in range(kh):
         for j in range(kw):
             yield w[i, j], p[..., i:i + oh, j:j + ow]
@@ -193,19 +198,20 @@ def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, s
     kh, kw = a["weights"].shape
     oshape = img.shape[:-2] + out_hw(img.shape[-2], img.shape[-1], kh, kw, a["boundary"])
     if a["accumulator"] == "int":
-        acc = np.zeros(oshape, np.int64)
+        acc = np.zeros(oshape, np.int32)
         with np.errstate(all="ignore"):
-            for w, win in taps(a):
-                v = acc.astype(np.float32) + w * win.astype(np.float32)
+            for w, win in taps(a, np.float32):
+                v = acc.astype(np.float32)
+                v += w * win
                 acc = f32_to_int32_rz(v)
-        acc = acc >> a["shift"]
+        acc = acc.astype(np.int64) >> a["shift"]
         if out.kind == "f":
             return acc.astype(out)
         return cast_to_int(acc, out, a["cast"])
     acc = np.zeros(oshape, work)
     with np.errstate(all="ignore"):
-        for w, win in taps(a):
-            acc = acc + w * win.astype(work)
+        for w, win in taps(a, work):
+            acc = acc + w * win
         if a["shift"]:
             acc = acc * work.type(2.0 ** -a["shift"])
         if out.kind == "f":
