@@ -171,7 +171,7 @@ def _variants():
     V = lambda op, name, run, **kw: Variant(op=op, backend=NAME, name=name, run=run,  # noqa: E731
                                            origin="refconv-buggy (planted bug)",
                                            doc=(run.__doc__ or "").strip().splitlines()[0], **kw)
-    u8_int = {"dtype": ("uint8",), "c": (0,), "kh": Range(1, 5), "kw": Range(1, 5)}
+    u8_int = {"dtype": ("uint8",), "c": (0,), "kh": Range(1, 5), "kw": Range(1, 5), "shift": Range(0, 4)}
     return [
         V("filter2d", "halo_off_by_one", halo_off_by_one,
           supports={"dtype": ("float32",), "boundary": ("zero", "replicate"), "kh": Range(1, 7),
