@@ -1,1 +1,105 @@
-def variants(): return []
+"""sobel on OpenCL (seed 002): global memory, four shared-memory tilings, texture + unrolling."""
+from __future__ import annotations
+
+import numpy as np
+
+from refconv.variant import Param, Range, Variant
+
+from . import _cl
+
+ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, Sobel section)"
+SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3, 64), "w": Range(3, 64),
+            "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
+            "cast": ("saturate", "wrap"), "rounding": ("trunc", "nearest-even")}
+BUILD = ("-cl-fp32-correctly-rounded-divide-sqrt",)
+WG = (Param("wg_x", (1, 2, 4, 8, 16, 32), 16), Param("wg_y", (1, 2, 4, 8, 16, 32), 16))
+
+
+def _opts(problem):
+    return BUILD + (f"-DCH={problem.dims['channels']}",)
+
+
+def _scalars(problem, H, W):
+    o = problem.options
+    return [np.int32(x) for x in (H, W, o.get("magnitude", "l1") == "l2",
+                                  o.get("rounding", "trunc") == "nearest-even", o.get("cast", "saturate") == "wrap")]
+
+
+def _local_shape(name, params):
+    if name == "smem_rows2":
+        return (params["wg_x"], 2)
+    return (params["wg_x"], params["wg_y"])
+
+
+def _local_floats(name, params):
+    bx, by = _local_shape(name, params)
+    if name == "smem_rows2":
+        return bx * 6
+    return (bx + 2) * (by + 2) if name.startswith("smem") else 0
+
+
+def _make(name, doc, params=WG, channels=(0, 3, 4)):
+    def constraint(problem, p):
+        e = _cl.env()
+        bx, by = _local_shape(name, p)
+        if name == "smem_4copy" and (bx < 2 or by < 2):
+            return "smem_4copy needs a work-group of at least 2 x 2 (four copies must cover the tile)"
+        if name == "smem_linear" and (bx + 2) * (by + 2) > 2 * bx * by:
+            return "smem_linear copies 2 x wg cells: needs (bx+2)*(by+2) <= 2*bx*by"
+        k = _cl.kernel(e, "sobel.cl", name, _opts(problem))
+        return _cl.check_local(e, (bx, by), 4 * _local_floats(name, p), k)
+
+    def run(problem, **p):
+        import pyopencl as cl
+        e = _cl.env()
+        img = np.ascontiguousarray(problem.inputs["image"])
+        H, W = img.shape[:2]
+        out = problem.output()
+        if out.shape != (H, W) or out.dtype != np.uint8:
+            raise ValueError(f"sobel/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
+        k = _cl.kernel(e, "sobel.cl", name, _opts(problem))
+        bx, by = _local_shape(name, p)
+        if name == "smem_rows2":
+            gsz = (max(1, -(-(W - 2) // (bx - 2))) * bx, -(-H // 4) * 2)
+        else:
+            gsz = (_cl.roundup(W, bx), _cl.roundup(H, by))
+        with _cl.out_buf(e, out) as ob:
+            if name == "unrolled":
+                order = cl.channel_order.R if img.ndim == 2 else cl.channel_order.RGBA
+                fmt = cl.ImageFormat(order, cl.channel_type.UNSIGNED_INT8)
+                src = cl.Image(e.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt,
+                               shape=(W, H), hostbuf=img)
+            else:
+                src = _cl.in_buf(e, img)
+            args = [src, ob] + _scalars(problem, H, W)
+            if name.startswith("smem"):
+                args.append(cl.LocalMemory(4 * _local_floats(name, p)))
+            with _cl.checked(e, f"sobel/opencl/{name}", "sobel.cl"):
+                k(e.queue, gsz, (bx, by), *args)
+                e.queue.finish()
+        return out
+
+    avail = _cl.available
+    if name == "unrolled":
+        def avail():
+            r = _cl.available()
+            if r is None and not _cl.device().image_support:
+                return f"{_cl.target()} device has no image support (unrolled reads through image2d_t)"
+            return r
+    sup = dict(SUPPORTS, channels=channels)
+    return Variant(op="sobel", backend="opencl", name=name, run=run, supports=sup, params=params,
+                   available=avail, writes="interior", constraint=constraint, origin=ORIGIN, doc=doc)
+
+
+def variants():
+    return [
+        _make("gmem", "every tap from __global memory, masks in __constant, gray conversion per tap"),
+        _make("smem_if", "method I: (wg+2)^2 gray tile in __local, halo and corners copied by edge/corner items (ifs)"),
+        _make("smem_4copy", "method II: tile filled by four block-sized copies, a barrier after each (they overlap)"),
+        _make("smem_linear", "method III: tile filled linearly, two copies per item (div/mod indexing)"),
+        _make("smem_rows2", "method IV: work-group wg_x x 2, a wg_x x 6 tile in three copies, 4 output rows and "
+              "wg_x-2 columns per group, last two columns' results discarded",
+              params=(Param("wg_x", (3, 4, 8, 16, 32, 64, 128, 256), 64),)),
+        _make("unrolled", "texture + unrolling: the image read through an OpenCL image2d_t (CL_R / CL_RGBA "
+              "UNSIGNED_INT8, clamp-to-edge nearest sampler), every tap written out", channels=(0, 4)),
+    ]
