@@ -24,7 +24,7 @@ def _variants():
     return out
 
 
-_MODULES = ("filter2d_paper",)
+_MODULES = ("filter2d_paper", "sobel", "matvec", "kron")
 
 
 def configure(options):

@@ -1,0 +1,136 @@
+"""kron: the Kronecker-product kernels of seed 003 (GPU programlama ile yüksek boyutlu yoğun
+matrislerin Kronecker çarpımları, §2.1, Algoritma 1-2).
+
+``C[i*p + k, j*q + l] = A[i, j] * B[k, l]`` (one product per element; integer dtypes wrap).
+``block_launches`` (Algoritma 1-2): one kernel launch per element of A, each a grid of
+``bx x by`` blocks (the paper: 32x32) covering the p x q block of C it scales (the listing's
+``adim = j*N`` / ``satirC*N*N`` index assumes square n x n inputs; general shapes here).
+``single_launch``: one thread per element of C in one launch.  ``streamed``: the result is
+computed ``rows_per_block`` rows at a time into a device buffer and each row block is copied,
+in order, into the caller's output array (which may be a ``numpy.memmap``), as the paper does to
+fit n² x n² results that exceed GPU memory.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from refconv import Param, Range, Variant
+
+from . import _env
+from ._common import cdiv, from_device, out_flat, to_device_poisoned, finish
+
+cuda = None
+ORIGIN = "seeds/003_589ce5a1556f477e.txt"
+SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1, 8), "n": Range(1, 8),
+            "p": Range(1, 12), "q": Range(1, 12)}
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels():
+    global cuda
+    cuda = _env.cuda()
+
+    @cuda.jit
+    def per_element(a, b, c, i, j, N, P, Q):
+        k = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+        l = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        aij = a[i * N + j]
+        if k < P and l < Q:
+            c[(i * P + k) * (N * Q) + j * Q + l] = aij * b[k * Q + l]
+
+    @cuda.jit
+    def whole(a, b, c, row0, nrows, N, P, Q):
+        # rows row0 .. row0+nrows-1 of C into c (nrows x N*Q)
+        col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        rr = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+        if rr < nrows and col < N * Q:
+            row = row0 + rr
+            i = row // P
+            k = row - i * P
+            j = col // Q
+            l = col - j * Q
+            c[rr * (N * Q) + col] = a[i * N + j] * b[k * Q + l]
+
+    return per_element, whole
+
+
+def _run_block_launches(problem, bx=32, by=32):
+    cuda_ = _env.cuda()
+    per_element, _ = _kernels()
+    a = np.ascontiguousarray(problem.inputs["a"])
+    b = np.ascontiguousarray(problem.inputs["b"])
+    (M, N), (P, Q) = a.shape, b.shape
+    out = problem.output()
+    d_out, n = to_device_poisoned(out)
+    d_a, d_b = cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
+    grid = (cdiv(Q, bx), cdiv(P, by))
+    for i in range(M):
+        for j in range(N):
+            per_element[grid, (bx, by)](d_a, d_b, d_out, i, j, N, P, Q)
+    cuda_.synchronize()
+    return from_device(d_out, n, out)
+
+
+def _run_single_launch(problem, bx=32, by=8):
+    cuda_ = _env.cuda()
+    _, whole = _kernels()
+    a = np.ascontiguousarray(problem.inputs["a"])
+    b = np.ascontiguousarray(problem.inputs["b"])
+    (M, N), (P, Q) = a.shape, b.shape
+    out = problem.output()
+    d_out, n = to_device_poisoned(out)
+    d_a, d_b = cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
+    whole[(cdiv(N * Q, bx), cdiv(M * P, by)), (bx, by)](d_a, d_b, d_out, 0, M * P, N, P, Q)
+    cuda_.synchronize()
+    return from_device(d_out, n, out)
+
+
+def _run_streamed(problem, rows_per_block=4, bx=32, by=8):
+    cuda_ = _env.cuda()
+    _, whole = _kernels()
+    a = np.ascontiguousarray(problem.inputs["a"])
+    b = np.ascontiguousarray(problem.inputs["b"])
+    (M, N), (P, Q) = a.shape, b.shape
+    out = problem.output()                      # (M*P, N*Q), possibly a numpy.memmap
+    cols = N * Q
+    rb = rows_per_block
+    d_a, d_b = cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
+    d_c = cuda_.device_array(rb * cols, a.dtype)
+    host = np.empty(rb * cols, a.dtype)
+    stream = cuda_.stream()
+    for r0 in range(0, M * P, rb):
+        nr = min(rb, M * P - r0)
+        whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream](d_a, d_b, d_c, r0, nr, N, P, Q)
+        d_c.copy_to_host(host, stream=stream)
+        stream.synchronize()
+        out[r0:r0 + nr, :] = host[:nr * cols].reshape(nr, cols)
+    if isinstance(out, np.memmap):
+        out.flush()
+    return out
+
+
+def _threads(problem, params):
+    t = params.get("bx", 32) * params.get("by", 8)
+    return f"block of {t} threads > 1024" if t > 1024 else None
+
+
+def variants(available):
+    bxy = (Param("bx", (2, 4, 8, 16, 32), 32), Param("by", (2, 4, 8, 16, 32), 32))
+    return [
+        Variant(op="kron", backend="numba_cuda", name="block_launches", run=_run_block_launches,
+                supports=dict(SUPPORTS), params=bxy, available=available, constraint=_threads,
+                origin=f"{ORIGIN} §2.1 Algoritma 1-2",
+                doc="one launch per A[i,j]; bx x by blocks cover B; C[i*p+k, j*q+l] = A[i,j]*B[k,l]"),
+        Variant(op="kron", backend="numba_cuda", name="single_launch", run=_run_single_launch,
+                supports=dict(SUPPORTS), params=(Param("bx", (2, 4, 8, 16, 32), 32), Param("by", (2, 4, 8), 8)),
+                available=available, constraint=_threads, origin=f"{ORIGIN} §2.1 (one launch for all of C)",
+                doc="one thread per element of C, 2-D grid over (m*p, n*q)"),
+        Variant(op="kron", backend="numba_cuda", name="streamed", run=_run_streamed,
+                supports=dict(SUPPORTS),
+                params=(Param("rows_per_block", (1, 2, 3, 4, 8, 16), 4), Param("bx", (4, 32), 32), Param("by", (2, 8), 8)),
+                available=available, constraint=_threads, origin=f"{ORIGIN} §2.1 (satır blokları CPU belleğine)",
+                doc="rows_per_block result rows at a time on the device, each block copied in order into the "
+                    "host output (numpy.memmap allowed)"),
+    ]

@@ -1,0 +1,142 @@
+"""matvec: the matrix-vector kernels of seed 002 (§5, appendix code 6).
+
+``thread_per_row`` (§5.1, the initial method): one thread computes one element of ``w = M v``,
+looping over the row.  ``block_per_row`` (§5.2, code 6): one block per row, grid = 2 x the
+number of multiprocessors (the simulator: 4) with a grid-stride loop over rows; each thread sums
+the columns ``tid, tid+T, ...``, then a shared-memory tree reduction halves the active threads
+with a barrier after *every* step (the listing drops the barriers below a half-warp and relies on
+warp-synchronous execution, which is wrong since Volta's independent thread scheduling) and a
+barrier before the shared buffer is reused for the next row.  ``warp_shuffle``: one warp per row,
+reduced with ``cuda.shfl_down_sync``; the simulator has no warp shuffles, so it is unavailable
+there.  Sums are in the input dtype in the kernel's order; the spec's tolerance accepts any
+order and FMA contraction.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from refconv import Param, Range, Variant
+
+from . import _env
+from ._common import cdiv, from_device, to_device_poisoned
+
+cuda = None
+ORIGIN = "seeds/002_bac98b268d2530e5.txt"
+SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1, 300), "cols": Range(1, 300)}
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(kind: str, dtype: str, threads: int):
+    global cuda
+    cuda = _env.cuda()
+    from numba import float32, float64
+    T = threads
+    DT = float32 if dtype == "float32" else float64
+
+    if kind == "thread_per_row":
+        @cuda.jit
+        def k(m, v, out, R, C):
+            r = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+            if r < R:
+                acc = DT(0)
+                for c in range(C):
+                    acc += m[r * C + c] * v[c]
+                out[r] = acc
+        return k
+
+    if kind == "block_per_row":
+        @cuda.jit
+        def k(m, v, out, R, C):
+            tid = cuda.threadIdx.x
+            temp = cuda.shared.array(T, DT)
+            row = cuda.blockIdx.x
+            while row < R:
+                acc = DT(0)
+                c = tid
+                while c < C:
+                    acc += m[row * C + c] * v[c]
+                    c += T
+                temp[tid] = acc
+                cuda.syncthreads()
+                s = T // 2
+                while s > 0:
+                    if tid < s:
+                        temp[tid] += temp[tid + s]
+                    cuda.syncthreads()
+                    s //= 2
+                if tid == 0:
+                    out[row] = temp[0]
+                cuda.syncthreads()
+                row += cuda.gridDim.x
+        return k
+
+    @cuda.jit
+    def k(m, v, out, R, C):  # warp_shuffle: one warp per row, T//32 rows per block
+        lane = cuda.threadIdx.x % 32
+        row = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) // 32
+        if row < R:  # whole warps take this branch together (32 | blockDim)
+            acc = DT(0)
+            c = lane
+            while c < C:
+                acc += m[row * C + c] * v[c]
+                c += 32
+            off = 16
+            while off > 0:
+                acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
+                off //= 2
+            if lane == 0:
+                out[row] = acc
+    return k
+
+
+def _make_run(kind):
+    def run(problem, threads=256):
+        cuda_ = _env.cuda()
+        m = np.ascontiguousarray(problem.inputs["m"])
+        v = np.ascontiguousarray(problem.inputs["v"])
+        R, C = m.shape
+        out = problem.output()
+        k = _kernel(kind, m.dtype.name, threads)
+        d_out, n = to_device_poisoned(out)
+        d_m, d_v = cuda_.to_device(m.reshape(-1)), cuda_.to_device(v)
+        if kind == "thread_per_row":
+            grid = cdiv(R, threads)
+        elif kind == "block_per_row":
+            grid = 2 * _env.sm_count()
+        else:
+            grid = cdiv(R * 32, threads)
+        k[grid, threads](d_m, d_v, d_out, R, C)
+        cuda_.synchronize()
+        return from_device(d_out, n, out)
+    return run
+
+
+def _shfl_available(base):
+    def avail():
+        why = base()
+        if why:
+            return why
+        if _env.is_sim():
+            return "the CUDA simulator has no warp shuffles (cuda.shfl_down_sync); run with --cuda gpu"
+        return None
+    return avail
+
+
+def variants(available):
+    return [
+        Variant(op="matvec", backend="numba_cuda", name="thread_per_row", run=_make_run("thread_per_row"),
+                supports=dict(SUPPORTS), params=(Param("threads", (4, 8, 32, 128, 256), 128),),
+                available=available, origin=f"{ORIGIN} §5.1 초기 방법",
+                doc="w[r] = sum_c M[r,c] v[c], one thread per row, sequential over columns"),
+        Variant(op="matvec", backend="numba_cuda", name="block_per_row", run=_make_run("block_per_row"),
+                supports=dict(SUPPORTS), params=(Param("threads", (2, 4, 8, 32, 128, 256, 512), 512),),
+                available=available, origin=f"{ORIGIN} §5.2, 부록 코드 6",
+                doc="one block per row (grid-stride, grid = 2 x SMs), strided column partial sums, "
+                    "shared-memory tree reduction with a barrier after every step"),
+        Variant(op="matvec", backend="numba_cuda", name="warp_shuffle", run=_make_run("warp_shuffle"),
+                supports=dict(SUPPORTS), params=(Param("threads", (32, 64, 128, 256), 128),),
+                available=_shfl_available(available), origin=f"{ORIGIN} §5.2 (warp-level variant of code 6)",
+                doc="one warp per row, lanes stride over columns, shfl_down_sync tree reduction (GPU only)"),
+    ]

@@ -1,0 +1,243 @@
+"""sobel: the Sobel kernels of seed 002 (Kim, Kim, Woo, Ihm 2010, §4 and appendix codes 1-5).
+
+Every variant converts colour to gray in the kernel (float32 ``(0.299R + 0.587G) + 0.114B``, no
+FMA), keeps the Sobel masks in constant memory, accumulates Gx and Gy in float32 in the spec's tap
+order, and writes ``|Gx|+|Gy|`` (or ``sqrt(Gx²+Gy²)``) truncated and saturated to uint8, for the
+valid interior only (``writes="interior"``; the border keeps the caller's values).
+
+``gmem`` (code 1) reads the 3x3 neighbourhood from global memory; ``smem_if`` (method I, code 2)
+stages the block plus a 1-pixel halo in shared memory, edge threads load the edges and corner
+threads the corners (the listing forgets the bottom-right corner: loaded here); ``smem_4copy``
+(method II, code 3) fills the halo tile with four block-sized shifted copies, no branches;
+``smem_linear`` (method III, code 4) maps the linear thread index onto the halo tile (div/mod),
+repeating until it is covered; ``smem_rows2`` (method IV, code 5) uses blocks of height 2, a
+shared tile (rows+2) x bx filled two rows per copy, each block producing ``rows`` output rows of
+``bx-2`` columns (the last two thread columns compute values that are thrown away);
+``unrolled`` (§4.3.4) is ``gmem`` with the loops unrolled by hand.  The paper's fastest
+version reads through the texture unit; numba-cuda exposes neither textures nor ``__ldg`` (no
+``cuda.ldg``, on the GPU or in the simulator), so there is no read-only-cache variant.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from refconv import Param, Range, Variant
+
+from . import _env
+from ._common import cdiv, from_device, to_device_poisoned
+
+cuda = None
+
+ORIGIN = "seeds/002_bac98b268d2530e5.txt"
+_SEC = {"gmem": "§4.2.1, 부록 코드 1", "smem_if": "§4.2.1 방법 I, 부록 코드 2",
+        "smem_4copy": "§4.2.2 방법 II, 부록 코드 3", "smem_linear": "§4.2.3 방법 III, 부록 코드 4",
+        "smem_rows2": "§4.2.4 방법 IV, 부록 코드 5", "unrolled": "§4.3.1 상수 메모리 + §4.3.4 반복문 제거"}
+_METHOD = {"gmem": 0, "smem_if": 1, "smem_4copy": 2, "smem_linear": 3, "smem_rows2": 4, "unrolled": 5}
+
+SUPPORTS = {"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(3, 64), "w": Range(3, 64),
+            "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
+            "cast": ("saturate",), "rounding": ("trunc",)}
+
+# Gx taps (i, j, w) in spec order; Gy uses (j, i, w)
+_GX = np.array([[0, 0, -1], [0, 2, 1], [1, 0, -2], [1, 2, 2], [2, 0, -1], [2, 2, 1]], np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
+    global cuda
+    cuda = _env.cuda()
+    from numba import float32, uint8
+    import math
+    fmul, fadd, _, _, _ = _env.float_ops()
+    M, NCH, L2, BX, BY, ROWS = method, nch, bool(l2), bx, by, rows
+    SMEM = method in (1, 2, 3, 4)
+    if method == 4:
+        TH, TW = rows + 2, bx
+    elif SMEM:
+        TH, TW = by + 2, bx + 2
+    else:
+        TH, TW = 1, 1
+    NT = bx * by
+    GXC = _GX.copy()
+    C0, C1, C2 = np.float32(0.299), np.float32(0.587), np.float32(0.114)
+
+    @cuda.jit(device=True)
+    def gray(img, r, c, H, W):
+        if r < 0 or r >= H or c < 0 or c >= W:
+            return float32(0)
+        if NCH == 0:
+            return float32(img[r * W + c])
+        b = (r * W + c) * NCH
+        return fadd(fadd(fmul(C0, float32(img[b])), fmul(C1, float32(img[b + 1]))),
+                    fmul(C2, float32(img[b + 2])))
+
+    @cuda.jit(device=True)
+    def finish(gx, gy):
+        if L2:
+            m = float32(math.sqrt(fadd(fmul(gx, gx), fmul(gy, gy))))
+        else:
+            m = fadd(abs(gx), abs(gy))
+        if not (m == m):
+            return uint8(0)
+        if m >= float32(255):
+            return uint8(255)
+        return uint8(int(m))
+
+    @cuda.jit
+    def kern(img, out, H, W):
+        tx = cuda.threadIdx.x
+        ty = cuda.threadIdx.y
+        tile = cuda.shared.array((TH, TW), float32)
+        kc = cuda.const.array_like(GXC)
+        if M == 4:
+            # method IV: block bx x 2, tile (ROWS+2) x bx, ROWS output rows of bx-2 columns
+            c = cuda.blockIdx.x * (BX - 2) + tx          # output column of this thread
+            oy = cuda.blockIdx.y * ROWS                   # first output row of the block
+            for k in range((ROWS + 2) // 2):
+                tr = ty + 2 * k
+                tile[tr, tx] = gray(img, oy - 1 + tr, c - 1, H, W)
+            cuda.syncthreads()
+            for k in range(ROWS // 2):
+                rr = ty + 2 * k
+                r = oy + rr
+                # tile row rr+i, column tx+j holds gray(r-1+i, c-1+j)
+                gx = float32(0)
+                gy = float32(0)
+                for t in range(6):
+                    i = int(kc[t, 0])
+                    j = int(kc[t, 1])
+                    if tx + j < BX:
+                        gx = gx + kc[t, 2] * tile[rr + i, tx + j]
+                for t in range(6):
+                    i = int(kc[t, 0])
+                    j = int(kc[t, 1])
+                    if tx + i < BX:
+                        gy = gy + kc[t, 2] * tile[rr + j, tx + i]
+                if tx < BX - 2 and r >= 1 and r < H - 1 and c >= 1 and c < W - 1:
+                    out[r * W + c] = finish(gx, gy)
+            return
+        c = cuda.blockIdx.x * BX + tx
+        r = cuda.blockIdx.y * BY + ty
+        if M == 1:
+            tile[ty + 1, tx + 1] = gray(img, r, c, H, W)
+            if tx == 0:
+                tile[ty + 1, 0] = gray(img, r, c - 1, H, W)
+            if tx == BX - 1:
+                tile[ty + 1, BX + 1] = gray(img, r, c + 1, H, W)
+            if ty == 0:
+                tile[0, tx + 1] = gray(img, r - 1, c, H, W)
+            if ty == BY - 1:
+                tile[BY + 1, tx + 1] = gray(img, r + 1, c, H, W)
+            if tx == 0 and ty == 0:
+                tile[0, 0] = gray(img, r - 1, c - 1, H, W)
+            if tx == BX - 1 and ty == 0:
+                tile[0, BX + 1] = gray(img, r - 1, c + 1, H, W)
+            if tx == 0 and ty == BY - 1:
+                tile[BY + 1, 0] = gray(img, r + 1, c - 1, H, W)
+            if tx == BX - 1 and ty == BY - 1:
+                tile[BY + 1, BX + 1] = gray(img, r + 1, c + 1, H, W)
+            cuda.syncthreads()
+        elif M == 2:
+            tile[ty, tx] = gray(img, r - 1, c - 1, H, W)
+            tile[ty, tx + 2] = gray(img, r - 1, c + 1, H, W)
+            tile[ty + 2, tx] = gray(img, r + 1, c - 1, H, W)
+            tile[ty + 2, tx + 2] = gray(img, r + 1, c + 1, H, W)
+            cuda.syncthreads()
+        elif M == 3:
+            i = ty * BX + tx
+            r0 = cuda.blockIdx.y * BY - 1
+            q0 = cuda.blockIdx.x * BX - 1
+            while i < TH * TW:
+                tile[i // TW, i % TW] = gray(img, r0 + i // TW, q0 + i % TW, H, W)
+                i += NT
+            cuda.syncthreads()
+        if r < 1 or r >= H - 1 or c < 1 or c >= W - 1:
+            return
+        if M == 5:
+            p00 = gray(img, r - 1, c - 1, H, W)
+            p01 = gray(img, r - 1, c, H, W)
+            p02 = gray(img, r - 1, c + 1, H, W)
+            p10 = gray(img, r, c - 1, H, W)
+            p12 = gray(img, r, c + 1, H, W)
+            p20 = gray(img, r + 1, c - 1, H, W)
+            p21 = gray(img, r + 1, c, H, W)
+            p22 = gray(img, r + 1, c + 1, H, W)
+            gx = float32(0) + kc[0, 2] * p00
+            gx = gx + kc[1, 2] * p02
+            gx = gx + kc[2, 2] * p10
+            gx = gx + kc[3, 2] * p12
+            gx = gx + kc[4, 2] * p20
+            gx = gx + kc[5, 2] * p22
+            gy = float32(0) + kc[0, 2] * p00
+            gy = gy + kc[1, 2] * p20
+            gy = gy + kc[2, 2] * p01
+            gy = gy + kc[3, 2] * p21
+            gy = gy + kc[4, 2] * p02
+            gy = gy + kc[5, 2] * p22
+            out[r * W + c] = finish(gx, gy)
+            return
+        gx = float32(0)
+        gy = float32(0)
+        for t in range(6):
+            i = int(kc[t, 0])
+            j = int(kc[t, 1])
+            if SMEM:
+                gx = gx + kc[t, 2] * tile[ty + i, tx + j]
+            else:
+                gx = gx + kc[t, 2] * gray(img, r + i - 1, c + j - 1, H, W)
+        for t in range(6):
+            i = int(kc[t, 0])
+            j = int(kc[t, 1])
+            if SMEM:
+                gy = gy + kc[t, 2] * tile[ty + j, tx + i]
+            else:
+                gy = gy + kc[t, 2] * gray(img, r + j - 1, c + i - 1, H, W)
+        out[r * W + c] = finish(gx, gy)
+
+    return kern
+
+
+def _make_run(name):
+    method = _METHOD[name]
+
+    def run(problem, bx=16, by=16, rows=4):
+        cuda_ = _env.cuda()
+        img = np.ascontiguousarray(problem.inputs["image"])
+        H, W = img.shape[:2]
+        nch = 0 if img.ndim == 2 else img.shape[2]
+        l2 = problem.options.get("magnitude", "l1") == "l2"
+        out = problem.output()
+        if method == 4:
+            by_ = 2
+            k = _kernel(method, nch, l2, bx, 2, rows)
+            grid = (cdiv(W, bx - 2), cdiv(H, rows))
+        else:
+            by_ = by
+            k = _kernel(method, nch, l2, bx, by, 0)
+            grid = (cdiv(W, bx), cdiv(H, by))
+        d_out, n = to_device_poisoned(out)
+        d_img = cuda_.to_device(img.reshape(-1))
+        k[grid, (bx, by_)](d_img, d_out, H, W)
+        cuda_.synchronize()
+        return from_device(d_out, n, out)
+    return run
+
+
+def variants(available):
+    out = []
+    for name in ("gmem", "smem_if", "smem_4copy", "smem_linear", "smem_rows2", "unrolled"):
+        if name == "smem_rows2":
+            params = (Param("bx", (4, 8, 16, 32, 64, 128), 128), Param("rows", (2, 4, 6, 8), 4))
+        else:
+            params = (Param("bx", (2, 4, 8, 16, 32), 16), Param("by", (2, 4, 8, 16), 16))
+        out.append(Variant(
+            op="sobel", backend="numba_cuda", name=name, run=_make_run(name), supports=dict(SUPPORTS),
+            params=params, available=available, writes="interior",
+            constraint=lambda problem, params: (
+                "block > 1024 threads" if params.get("bx", 16) * params.get("by", 2) > 1024 else None),
+            origin=f"{ORIGIN} {_SEC[name]}",
+            doc=f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, masks in constant memory; {_SEC[name]}; "
+                "uint8 out, trunc + saturate, interior only"))
+    return out
