@@ -1,1 +1,79 @@
-def variants(): return []
+"""matvec on OpenCL (seed 002): one work-item per row, one work-group per row with a __local
+tree reduction, and one sub-group per row (only where the device has cl_khr_subgroups)."""
+from __future__ import annotations
+
+import numpy as np
+
+from refconv.variant import Param, Range, Variant
+
+from . import _cl
+
+ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, matrix-vector section)"
+SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1, 300), "cols": Range(1, 300)}
+
+
+def type_opts(dtype) -> tuple:
+    """Build options for element type ``dtype``; float64 needs cl_khr_fp64."""
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        if not _cl.has_fp64(_cl.device()):
+            raise RuntimeError(f"float64 needs cl_khr_fp64, which {_cl.target()} ({_cl.device().name}) lacks")
+        return ("-DT=double", "-DUSE_FP64")
+    return ("-DT=float",)
+
+
+def _make(name, params, doc, extra=()):
+    def opts(problem):
+        return type_opts(problem.dims["dtype"]) + extra
+
+    def local(p):
+        return (p["wg"],) if "wg" in p else (p.get("wg", 64),)
+
+    def constraint(problem, p):
+        e = _cl.env()
+        k = _cl.kernel(e, "matvec.cl", name, opts(problem))
+        nbytes = p["wg"] * np.dtype(problem.dims["dtype"]).itemsize if name == "block_per_row" else 0
+        return _cl.check_local(e, (p["wg"],), nbytes, k)
+
+    def run(problem, **p):
+        import pyopencl as cl
+        e = _cl.env()
+        m = np.ascontiguousarray(problem.inputs["m"])
+        v = np.ascontiguousarray(problem.inputs["v"])
+        R, C = m.shape
+        out = problem.output()
+        k = _cl.kernel(e, "matvec.cl", name, opts(problem))
+        wg = p["wg"]
+        groups = p.get("groups", 0) or -(-R // wg)
+        args = [_cl.in_buf(e, m), _cl.in_buf(e, v)]
+        with _cl.out_buf(e, out) as ob:
+            args += [ob, np.int32(R), np.int32(C)]
+            if name == "block_per_row":
+                args.append(cl.LocalMemory(wg * m.dtype.itemsize))
+            with _cl.checked(e, f"matvec/opencl/{name}", "matvec.cl"):
+                k(e.queue, (groups * wg,), (wg,), *args)
+                e.queue.finish()
+        return out
+
+    avail = _cl.available
+    if name == "warp_shuffle":
+        def avail():
+            r = _cl.available()
+            if r is None and not _cl.has_subgroups(_cl.device()):
+                return f"{_cl.target()} device has no cl_khr_subgroups (sub_group_reduce_add)"
+            return r
+    return Variant(op="matvec", backend="opencl", name=name, run=run, supports=SUPPORTS, params=params,
+                   available=avail, writes="all", constraint=constraint, origin=ORIGIN, doc=doc)
+
+
+def variants():
+    return [
+        _make("thread_per_row", (Param("wg", (1, 2, 8, 32, 64, 128, 256), 64),),
+              "one work-item per row (sequential dot product)"),
+        _make("block_per_row", (Param("wg", (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 256),
+                                Param("groups", (1, 2, 3, 7, 60), 60)),
+              "one work-group per row, grid-stride over rows (groups), strided partial sums and a "
+              "__local tree reduction with a barrier after every step"),
+        _make("warp_shuffle", (Param("wg", (32, 64, 128, 256), 128), Param("groups", (1, 2, 7, 60), 60)),
+              "one sub-group per row, sub_group_reduce_add (cl_khr_subgroups only)", extra=("-DUSE_SUBGROUPS",)),
+    ]

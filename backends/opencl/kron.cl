@@ -1,0 +1,42 @@
+/* kron (seed 003): out[i*p + k, j*q + l] = a[i, j] * b[k, l]; T from -DT=..., integer products
+ * through the unsigned type so they wrap (as NumPy's) instead of overflowing. */
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef T
+#define T float
+#endif
+#ifdef UT
+#define MUL(x, y) ((T)((UT)(x) * (UT)(y)))
+#else
+#define MUL(x, y) ((x) * (y))
+#endif
+
+/* one launch per element (i, j) of A: the p x q block, written into a row-block buffer of
+ * p rows x n*q columns at column offset j*q (the paper's C_gpu of N x N*N). */
+__kernel void block(__global const T * restrict a, __global const T * restrict b,
+                    __global T * restrict rowblk, const int n, const int p, const int q,
+                    const int i, const int j)
+{
+    const int l = get_global_id(0), k = get_global_id(1);
+    if (k < p && l < q)
+        rowblk[(size_t)k * n * q + j * q + l] = MUL(a[i * n + j], b[k * q + l]);
+}
+
+/* the row-block of A's row i: p rows x n*q columns, one launch */
+__kernel void rowblock(__global const T * restrict a, __global const T * restrict b,
+                       __global T * restrict rowblk, const int n, const int p, const int q, const int i)
+{
+    const int col = get_global_id(0), k = get_global_id(1);
+    if (k < p && col < n * q)
+        rowblk[(size_t)k * n * q + col] = MUL(a[i * n + col / q], b[k * q + col % q]);
+}
+
+/* the whole (m*p) x (n*q) product, one launch */
+__kernel void whole(__global const T * restrict a, __global const T * restrict b,
+                    __global T * restrict out, const int m, const int n, const int p, const int q)
+{
+    const int col = get_global_id(0), row = get_global_id(1);
+    if (row < m * p && col < n * q)
+        out[(size_t)row * n * q + col] = MUL(a[(row / p) * n + col / q], b[(row % p) * q + col % q]);
+}
