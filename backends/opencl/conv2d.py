@@ -1,1 +1,104 @@
-def variants(): return []
+"""conv2d on OpenCL (seed 004, cuconv): split (scalar_prods into a (R*S) x M x Ho x Wo partial
+buffer, then a sum kernel; 1x1 filters skip the sum) and fused (the filter's C-long depth row
+staged in __local memory per tap)."""
+from __future__ import annotations
+
+import numpy as np
+
+from refconv.variant import Param, Range, Variant
+
+from . import _cl
+from .matvec import type_opts
+
+ORIGIN = "seed 004 (cuconv B.Sc. project: scalar_prods + sum kernels, fused kernel, filters [M][R][S][C])"
+SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1, 3), "c": Range(1, 8),
+            "h": Range(1, 16), "w": Range(1, 16), "m": Range(1, 8), "r": Range(1, 5), "s": Range(1, 5),
+            "bias": (0, 1), "stride": Range(1, 3), "padding": Range(0, 2), "dilation": Range(1, 2)}
+WG = (Param("wg", (1, 2, 8, 32, 64, 128, 256), 256),)
+
+
+def _geometry(problem):
+    x = np.ascontiguousarray(problem.inputs["x"])
+    w = problem.inputs["w"]
+    N, C, H, W = x.shape
+    M, _, R, S = w.shape
+    o = problem.options
+    st, pd, dl = int(o.get("stride", 1)), int(o.get("padding", 0)), int(o.get("dilation", 1))
+    Ho = (H + 2 * pd - dl * (R - 1) - 1) // st + 1
+    Wo = (W + 2 * pd - dl * (S - 1) - 1) // st + 1
+    f = np.ascontiguousarray(w.transpose(0, 2, 3, 1))          # [M][R][S][C]
+    bias = problem.inputs.get("bias")
+    return x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl)
+
+
+def _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, has_bias):
+    return [np.int32(v) for v in (C, H, W, M, R, S, Ho, Wo, st, st, pd, pd, dl, dl, has_bias)]
+
+
+def _run_split(problem, wg=256):
+    e = _cl.env()
+    x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
+    out = problem.output()
+    K = R * S
+    direct = K == 1
+    opts = type_opts(x.dtype) + (("-DDIRECT",) if direct else ())
+    sp = _cl.kernel(e, "conv2d.cl", "scalar_prods", opts)
+    bb = _cl.in_buf(e, bias if bias is not None else np.zeros(1, x.dtype))
+    ints = _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None)
+    gx = _cl.roundup(Ho * Wo, wg)
+    with _cl.out_buf(e, out) as ob:
+        with _cl.checked(e, "conv2d/opencl/cuconv_split", "conv2d.cl"):
+            if direct:
+                sp(e.queue, (gx, N * M, 1), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb, *ints)
+            else:
+                part = _cl.scratch(e, N * K * M * Ho * Wo * x.dtype.itemsize)
+                sp(e.queue, (gx, N * M, K), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), part, bb, *ints)
+                sm = _cl.kernel(e, "conv2d.cl", "sum_partials", type_opts(x.dtype))
+                sm(e.queue, (gx, N * M), (wg, 1), part, ob, bb,
+                   *map(np.int32, (M, K, Ho * Wo, bias is not None)))
+            e.queue.finish()
+    return out
+
+
+def _run_fused(problem, wg=256):
+    import pyopencl as cl
+    e = _cl.env()
+    x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
+    out = problem.output()
+    k = _cl.kernel(e, "conv2d.cl", "fused", type_opts(x.dtype))
+    bb = _cl.in_buf(e, bias if bias is not None else np.zeros(1, x.dtype))
+    with _cl.out_buf(e, out) as ob:
+        with _cl.checked(e, "conv2d/opencl/cuconv_fused", "conv2d.cl"):
+            k(e.queue, (_cl.roundup(Ho * Wo, wg), N * M), (wg, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb,
+              *_ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None), cl.LocalMemory(C * x.dtype.itemsize))
+            e.queue.finish()
+    return out
+
+
+def _constraint(kname):
+    def constraint(problem, params):
+        e = _cl.env()
+        d = problem.dims
+        opts = type_opts(d["dtype"])
+        if kname == "scalar_prods" and d["r"] * d["s"] == 1:
+            opts += ("-DDIRECT",)
+        local = (params["wg"], 1, 1) if kname == "scalar_prods" else (params["wg"], 1)
+        nbytes = d["c"] * np.dtype(d["dtype"]).itemsize if kname == "fused" else 0
+        return _cl.check_local(e, local, nbytes, _cl.kernel(e, "conv2d.cl", kname, opts))
+    return constraint
+
+
+def variants():
+    return [
+        Variant(op="conv2d", backend="opencl", name="cuconv_split", run=_run_split, supports=SUPPORTS,
+                params=WG, available=_cl.available, writes="all", constraint=_constraint("scalar_prods"),
+                origin=ORIGIN,
+                doc="scalar_prods: one work-item per (output pixel, image*filter, tap) computes the C-long "
+                    "dot product into a (R*S) x M x Ho x Wo partial buffer; sum_partials adds the taps in "
+                    "order (+ bias).  1x1 filters write the output directly (no sum)."),
+        Variant(op="conv2d", backend="opencl", name="cuconv_fused", run=_run_fused, supports=SUPPORTS,
+                params=WG, available=_cl.available, writes="all", constraint=_constraint("fused"),
+                origin=ORIGIN,
+                doc="one work-item per output pixel of one filter; per tap the filter's depth row is "
+                    "staged in __local memory between two barriers; items past the end stay for the barriers."),
+    ]
