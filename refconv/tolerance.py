@@ -491,17 +491,22 @@ def _magnitude(fx: _FSet, fy: _FSet, kind, F, R):
             a, b = xlo, ylo
             ah, al = _bits(np.where(a == 0, 1, a))
             bh, bl = _bits(np.where(b == 0, 1, b))
-            sq_ok = ((a == 0) | (2 * (ah - al + 1) <= prec)) & ((b == 0) | (2 * (bh - bl + 1) <= prec))
+            emin_sub = int(np.log2(float(fi.smallest_subnormal)))
+            sq_ok = ((a == 0) | ((2 * (ah - al + 1) <= prec) & (2 * al >= emin_sub))) & \
+                    ((b == 0) | ((2 * (bh - bl + 1) <= prec) & (2 * bl >= emin_sub)))
             a2, b2 = a.astype(R) * a.astype(R), b.astype(R) * b.astype(R)
             s2 = a2 + b2
             g = np.minimum(np.where(a == 0, 10 ** 5, 2 * al), np.where(b == 0, 10 ** 5, 2 * bl))
             sum_ok = (s2 == 0) | (s2.astype(np.float64) < np.ldexp(1.0, np.clip(prec + g, -2000, 2000)))
             sum_ok &= s2 <= R.type(fi.max)
             exact = single & sq_ok & sum_ok
-            g3 = R.type(_gamma(3, F))
-            eta = R.type(fi.smallest_subnormal) * 4
-            rlo = np.sqrt(a2 + b2) * (1 - g3) - eta
-            rhi = np.sqrt(xhi.astype(R) ** 2 + yhi.astype(R) ** 2) * (1 + g3) + eta
+            # squares and sum: relative gamma_2 plus underflow (eta per square, in the squared
+            # domain); sqrt: relative u.  Both monotone, applied to the end points.
+            g2 = R.type(_gamma(2, F))
+            u = R.type(_u(F))
+            eta = R.type(fi.smallest_subnormal) * 3
+            rlo = np.sqrt(np.maximum((a2 + b2) * (1 - g2) - eta, 0)) * (1 - u)
+            rhi = np.sqrt((xhi.astype(R) ** 2 + yhi.astype(R) ** 2) * (1 + g2) + eta) * (1 + u)
             rlo = np.maximum(np.nextafter(rlo, R.type(-np.inf)), 0)
             rhi = np.nextafter(rhi, R.type(np.inf))
             spec = np.sqrt(a * a + b * b)
