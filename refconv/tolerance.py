@@ -261,6 +261,8 @@ def _dot(taps, shape, F):
     ninf_c = np.zeros(shape, bool)
     exact = np.ones(shape, bool)
     g = np.full(shape, 10 ** 6, np.int64)
+    npos = np.zeros(shape, np.int64)
+    nneg = np.zeros(shape, np.int64)
     n = 0
     with np.errstate(all="ignore"):
         for w, x, r in taps:
@@ -290,6 +292,8 @@ def _dot(taps, shape, F):
             S += ap + rr
             P += np.maximum(p, 0) + rr
             N += np.minimum(p, 0) - rr
+            npos += (p > 0) | (np.asarray(rr) > 0)
+            nneg += (p < 0) | (np.asarray(rr) > 0)
             # exactness of the product in F
             nz = fm & (p != 0)
             wh, wl = _bits(np.where(nz, w, 1).astype(np.float64))
@@ -312,8 +316,15 @@ def _dot(taps, shape, F):
         lo = np.where(exact, center, np.nextafter(center - rad, R.type(-np.inf)))
         hi = np.where(exact, center, np.nextafter(center + rad, R.type(np.inf)))
         T = _overflow_threshold(F, R)
-        pinf_p = (P + rad >= T) | (hi >= T)
-        ninf_p = (N - rad <= -T) | (lo <= -T)
+        # a partial sum can only overflow through its same-sign terms: the computed sum of k
+        # of them is at most (1 + gamma_k) times their exact sum
+        uF = _u(F)
+        # (the last rounding overflows iff the value it rounds reaches T: gamma_{k-1})
+        kp, kn = np.maximum(npos - 1, 0), np.maximum(nneg - 1, 0)
+        gpos = R.type(uF) * kp / (1 - R.type(uF) * kp)
+        gneg = R.type(uF) * kn / (1 - R.type(uF) * kn)
+        pinf_p = (P * (1 + gpos) >= T) | (hi >= T)
+        ninf_p = (N * (1 + gneg) <= -T) | (lo <= -T)
         fin = (lo < T) & (hi > -T)
         nan_p = pinf_p & ninf_p
         cert_nan = nan_c | (pinf_c & ninf_c)

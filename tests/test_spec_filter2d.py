@@ -172,6 +172,8 @@ def test_nonfinite_propagation_float():
 def test_speed_large_uint8():
     img = np.random.default_rng(0).integers(0, 256, (3072, 3072)).astype(np.uint8)
     w = np.full((3, 3), 1 / 9, np.float32)
-    t = time.perf_counter()
+    # ~0.4 s alone; CPU time (not wall) so that a loaded test machine does not fail it.  A
+    # per-pixel Python loop would take minutes.
+    t = time.process_time()
     specs.filter2d(img, w)
-    assert time.perf_counter() - t < 2.0
+    assert time.process_time() - t < 4.0
