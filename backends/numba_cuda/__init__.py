@@ -24,7 +24,7 @@ def _variants():
     return out
 
 
-_MODULES = ("filter2d_paper", "sobel", "matvec", "kron")
+_MODULES = ("filter2d_paper", "filter2d_pmpp", "sobel", "matvec", "kron", "conv2d")
 
 
 def configure(options):

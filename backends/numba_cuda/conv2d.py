@@ -1,0 +1,188 @@
+"""conv2d: the cuconv kernels of seed 004 (B.Sc. project on cuconv, §4.3: split
+``scalar_prods_kernel`` + ``sum_kernel``, and ``fused_conv_kernel``).
+
+NCHW input, filters converted on the host to depth rows ``[M][R][S][C]`` (the paper's layout).
+``cuconv_split``: kernel 1 over (output pixels, M, R*S) computes, for one filter offset
+``(fy, fx)``, the C-long dot product of the depth row with the input column under it into a
+``(M, R*S, Ho*Wo)`` partial buffer; kernel 2 sums the R*S partials per output (+ bias).  For 1x1
+filters the sum kernel is skipped (kernel 1 writes the output, bias included).  ``cuconv_fused``:
+one kernel over (output pixels, M); for each filter offset the block stages the C-long depth row
+in shared memory, synchronises, accumulates, synchronises.  The paper's fused listing returns
+early for threads past the last pixel and then calls ``__syncthreads()``, a barrier not every
+thread reaches: here every thread takes part in the staging and the barriers, only in-range
+threads accumulate and write.  Both handle N >= 1 (one launch sequence per image), stride,
+zero padding and dilation (the paper: stride 1, padding (R-1)/2, dilation 1, groups 1); groups
+= 1 only.  Ghost (padding) cells contribute ``w*0`` like the spec (the paper skips them, which
+differs only for Inf/NaN weights).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from refconv import Param, Range, Variant
+
+from . import _env
+from ._common import cdiv, from_device, to_device_poisoned
+
+cuda = None
+ORIGIN = "seeds/004_906959956e3859a4.txt"
+SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1, 3), "c": Range(1, 8), "h": Range(1, 16),
+            "w": Range(1, 16), "m": Range(1, 8), "r": Range(1, 5), "s": Range(1, 5), "groups": (1,),
+            "bias": (0, 1), "stride": Range(1, 3), "padding": Range(0, 2), "dilation": Range(1, 2)}
+
+
+@functools.lru_cache(maxsize=None)
+def _split_kernels():
+    global cuda
+    cuda = _env.cuda()
+
+    @cuda.jit
+    def scalar_prods(x, f, bias, part, out, xoff, ooff, H, W, C, M, R, S, Ho, Wo,
+                     sy, sx, py, px, dy, dx, direct, has_bias):
+        fyfx = cuda.blockIdx.z
+        m = cuda.blockIdx.y
+        pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        if fyfx >= R * S or m >= M or pix >= Ho * Wo:
+            return
+        fy = fyfx // S
+        fx = fyfx - fy * S
+        oy = pix // Wo
+        ox = pix - oy * Wo
+        iy = oy * sy - py + fy * dy
+        ix = ox * sx - px + fx * dx
+        inside = iy >= 0 and iy < H and ix >= 0 and ix < W
+        acc = f[0] * 0
+        for d in range(C):
+            wv = f[((m * R + fy) * S + fx) * C + d]
+            xv = x[xoff + (d * H + iy) * W + ix] if inside else x[0] * 0
+            acc += xv * wv
+        if direct:
+            if has_bias:
+                acc += bias[m]
+            out[ooff + m * Ho * Wo + pix] = acc
+        else:
+            part[(m * (R * S) + fyfx) * Ho * Wo + pix] = acc
+
+    @cuda.jit
+    def sum_kernel(part, bias, out, ooff, M, K, Ho, Wo, has_bias):
+        m = cuda.blockIdx.y
+        pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        if m >= M or pix >= Ho * Wo:
+            return
+        acc = part[0] * 0
+        for k in range(K):
+            acc += part[(m * K + k) * Ho * Wo + pix]
+        if has_bias:
+            acc += bias[m]
+        out[ooff + m * Ho * Wo + pix] = acc
+
+    return scalar_prods, sum_kernel
+
+
+@functools.lru_cache(maxsize=None)
+def _fused_kernel(C: int, dtype: str):
+    global cuda
+    cuda = _env.cuda()
+    from numba import float32, float64
+    DT = float32 if dtype == "float32" else float64
+    CC = C
+
+    @cuda.jit
+    def fused(x, f, bias, out, xoff, ooff, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx, has_bias):
+        m = cuda.blockIdx.y
+        pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        active = pix < Ho * Wo
+        oy = pix // Wo
+        ox = pix - oy * Wo
+        sf = cuda.shared.array(CC, DT)
+        acc = DT(0)
+        for fy in range(R):
+            for fx in range(S):
+                d = cuda.threadIdx.x
+                while d < CC:
+                    sf[d] = f[((m * R + fy) * S + fx) * CC + d]
+                    d += cuda.blockDim.x
+                cuda.syncthreads()
+                if active:
+                    iy = oy * sy - py + fy * dy
+                    ix = ox * sx - px + fx * dx
+                    inside = iy >= 0 and iy < H and ix >= 0 and ix < W
+                    for d2 in range(CC):
+                        xv = x[xoff + (d2 * H + iy) * W + ix] if inside else DT(0)
+                        acc += xv * sf[d2]
+                cuda.syncthreads()
+        if active:
+            if has_bias:
+                acc += bias[m]
+            out[ooff + m * Ho * Wo + pix] = acc
+
+    return fused
+
+
+def _prep(problem):
+    x = np.ascontiguousarray(problem.inputs["x"])
+    w = problem.inputs["w"]
+    b = problem.inputs.get("bias")
+    N, C, H, W = x.shape
+    M, _, R, S = w.shape
+    o = problem.options
+    st, pd, dl = o.get("stride", 1), o.get("padding", 0), o.get("dilation", 1)
+    pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
+    (sy, sx), (py, px), (dy, dx) = pair(st), pair(pd), pair(dl)
+    Ho = (H + 2 * py - dy * (R - 1) - 1) // sy + 1
+    Wo = (W + 2 * px - dx * (S - 1) - 1) // sx + 1
+    f = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(-1)     # [M][R][S][C]
+    has_bias = b is not None
+    bias = np.ascontiguousarray(b) if has_bias else np.zeros(1, x.dtype)
+    return x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx)
+
+
+def _run_split(problem, threads=256):
+    cuda_ = _env.cuda()
+    scalar_prods, sum_kernel = _split_kernels()
+    x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
+    out = problem.output()
+    d_out, n = to_device_poisoned(out)
+    d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
+    K = R * S
+    direct = K == 1
+    d_part = cuda_.device_array(max(M * K * Ho * Wo, 1), x.dtype)
+    gx = cdiv(Ho * Wo, threads)
+    for i in range(N):
+        xoff, ooff = i * C * H * W, i * M * Ho * Wo
+        scalar_prods[(gx, M, K), threads](d_x, d_f, d_b, d_part, d_out, xoff, ooff, H, W, C, M, R, S,
+                                          Ho, Wo, sy, sx, py, px, dy, dx, direct, has_bias)
+        if not direct:
+            sum_kernel[(gx, M), threads](d_part, d_b, d_out, ooff, M, K, Ho, Wo, has_bias)
+    cuda_.synchronize()
+    return from_device(d_out, n, out)
+
+
+def _run_fused(problem, threads=256):
+    cuda_ = _env.cuda()
+    x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
+    k = _fused_kernel(C, x.dtype.name)
+    out = problem.output()
+    d_out, n = to_device_poisoned(out)
+    d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
+    for i in range(N):
+        k[(cdiv(Ho * Wo, threads), M), threads](d_x, d_f, d_b, d_out, i * C * H * W, i * M * Ho * Wo,
+                                                H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx, has_bias)
+    cuda_.synchronize()
+    return from_device(d_out, n, out)
+
+
+def variants(available):
+    p = (Param("threads", (4, 8, 32, 64, 256), 256),)
+    return [
+        Variant(op="conv2d", backend="numba_cuda", name="cuconv_split", run=_run_split, supports=dict(SUPPORTS),
+                params=p, available=available, origin=f"{ORIGIN} §4.3.2 scalar_prods_kernel + §4.3.3 sum_kernel",
+                doc="per (pixel, filter, offset) C-long dot products into an (M, R*S, Ho*Wo) partial buffer, "
+                    "then a sum kernel (+bias); 1x1 filters write directly"),
+        Variant(op="conv2d", backend="numba_cuda", name="cuconv_fused", run=_run_fused, supports=dict(SUPPORTS),
+                params=p, available=available, origin=f"{ORIGIN} fused_conv_kernel",
+                doc="one kernel per (pixel, filter); per filter offset the block stages the C-long depth row "
+                    "[M][R][S][C] in shared memory (all threads reach every barrier)"),
+    ]
