@@ -1,0 +1,36 @@
+"""Conformance of every built-in backend, as CI runs it: ``refconv check`` per backend target and
+op, in a subprocess each (backend options such as the simulator, the sanitizer or the OpenCL
+target are per process).  Every available variant must pass; unavailable ones are listed with
+their reason in the report but do not fail here (e.g. float64 kron on a device without fp64)."""
+import json
+import os
+
+import pytest
+
+from conftest import refconv_cli
+
+OPS = ("filter2d", "sobel", "matvec", "kron", "conv2d")
+TARGETS = {
+    "numba_cpu": ["--backend", "numba_cpu"],
+    "numba_cuda-sim": ["--backend", "numba_cuda", "--cuda", "sim"],
+    "numba_cuda-sanitize": ["--backend", "numba_cuda", "--sanitize", "--examples", "8"],
+    "opencl-pocl": ["--backend", "opencl", "--opencl", "pocl"],
+    "opencl-oclgrind": ["--backend", "opencl", "--opencl", "oclgrind", "--examples", "8"],
+}
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_available_variant_passes(target, op, tmp_path):
+    env = dict(os.environ, REFCONV_DATABASE="none", PYTHONUNBUFFERED="1")
+    p = refconv_cli("check", *TARGETS[target], "--op", op, "--profile", "ci", "--seed", "0", "--jobs", "1",
+                    "--quiet", "--json", "r.json", cwd=tmp_path, env=env, timeout=1500)
+    out = p.stdout + p.stderr
+    if "no variant matches" in out:
+        pytest.skip(f"{target} has no {op} variants")
+    rep = json.loads((tmp_path / "r.json").read_text())
+    bad = [(r["variant"], r["status"], r["reason"][:300], (r["failure"] or {}).get("case") or
+            (r["failure"] or {}).get("descriptor")) for r in rep["results"] if r["status"] in ("fail", "error")]
+    assert not bad and p.returncode == 0, "\n".join(map(str, bad)) + "\n" + out[-4000:]
+    ran = [r for r in rep["results"] if r["status"] == "pass"]
+    assert ran, f"no variant of {op} ran on {target}: {[(r['variant'], r['reason']) for r in rep['results']]}"
