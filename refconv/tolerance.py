@@ -510,7 +510,9 @@ def _magnitude(fx: _FSet, fy: _FSet, kind, F, R):
             g = np.minimum(np.where(a == 0, 10 ** 5, 2 * al), np.where(b == 0, 10 ** 5, 2 * bl))
             sum_ok = (s2 == 0) | (s2.astype(np.float64) < np.ldexp(1.0, np.clip(prec + g, -2000, 2000)))
             sum_ok &= s2 <= R.type(fi.max)
-            exact = single & sq_ok & sum_ok
+            # the squares and their sum may be exact, but sqrt is only required to be faithful
+            # (cv2.magnitude and fast-math sqrtf are not correctly rounded): never a singleton
+            exact = single & sq_ok & sum_ok & False
             # squares and sum: relative gamma_2 plus underflow (eta per square, in the squared
             # domain); sqrt: relative u.  Both monotone, applied to the end points.
             g2 = R.type(_gamma(2, F))

@@ -73,7 +73,14 @@ def test_colour_alpha_ignored_and_gray_not_rounded():
     assert not np.all(a == np.round(a))   # the gray is fractional
 
 
-def test_l2_exact_for_uint8_gray():
+def test_l2_sqrt_is_faithful_not_exact():
+    """Gx, Gy and Gx^2+Gy^2 are exact for uint8 gray, but the sqrt is only required to be
+    faithful (cv2.magnitude is not correctly rounded): 1 ulp is accepted, 2 ulps are not."""
     img = np.random.default_rng(1).integers(0, 256, (8, 8)).astype(np.uint8)
     acc = acceptance("sobel", {"image": img}, {"magnitude": "l2", "out_dtype": "float32"})
-    assert acc.exact
+    e = acc.expected
+    assert acc.check(np.nextafter(e, np.float32(np.inf))).ok
+    nz = e > 0
+    two = np.nextafter(np.nextafter(e, np.float32(np.inf)), np.float32(np.inf))
+    two = np.where(nz, two * np.float32(1 + 2 ** -22), e)
+    assert acc.check(two.astype(np.float32)).n_bad == int(nz.sum())
