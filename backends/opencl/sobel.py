@@ -67,7 +67,7 @@ def _make(name, doc, params=WG, channels=(0, 3, 4)):
             if name == "unrolled":
                 order = cl.channel_order.R if img.ndim == 2 else cl.channel_order.RGBA
                 fmt = cl.ImageFormat(order, cl.channel_type.UNSIGNED_INT8)
-                src = cl.Image(e.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt,
+                src = cl.create_image(e.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, fmt,
                                shape=(W, H), hostbuf=img)
             else:
                 src = _cl.in_buf(e, img)

