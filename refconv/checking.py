@@ -27,6 +27,11 @@ from .variant import Variant
 _NAN_POISON = {np.dtype(np.float32): np.uint32(0x7FC5A5A5), np.dtype(np.float64): np.uint64(0x7FF8A5A5A5A5A5A5)}
 
 
+class InvalidProblem(ValueError):
+    """The spec rejects this combination of dims and options (it is outside the spec's domain);
+    strategies treat it as an invalid draw, not as a result of the variant."""
+
+
 @dataclass
 class ExampleResult:
     """The outcome of one example.  ``status`` is ``"pass"``, ``"fail"`` (values, unwritten or
@@ -116,8 +121,11 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
     """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result."""
     desc = problem.descriptor()
     t0 = time.perf_counter()
-    with np.errstate(all="ignore"):
-        acc = acceptance_for(problem)
+    try:
+        with np.errstate(all="ignore"):
+            acc = acceptance_for(problem)
+    except (ValueError, TypeError) as e:
+        raise InvalidProblem(f"{desc}: {e}") from e
     expected = np.asarray(acc.expected)
     shape, dtype = expected_output_layout(problem, variant.writes, expected)
     poison = poison_value(dtype, expected)

@@ -8,9 +8,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from hypothesis import HealthCheck, Phase, given, seed as hyp_seed, settings
+from hypothesis import HealthCheck, Phase, given, reject, seed as hyp_seed, settings
 
-from .checking import ExampleResult, check_example
+from .checking import ExampleResult, InvalidProblem, check_example
 from .profiles import Profile, database, get_profile
 from .strategies import cases, describe_case
 from .variant import Variant
@@ -49,23 +49,27 @@ class _CaseFailed(Exception):
 
 def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int | None = None,
                   db: str | None = None, failures_dir: str | None = ".refconv/failures",
-                  on_example: Callable[[str, ExampleResult | None], None] | None = None,
+                  on_example: Callable[[str, ExampleResult | None, str | None], None] | None = None,
                   shrink: bool = True) -> VariantResult:
     """Check ``variant`` against the spec on ``profile.max_examples`` Hypothesis examples.
 
-    ``on_example(event, result)`` is called with ``("start", None)`` before and ``("done",
-    result)`` after every example (progress and hang detection).  On failure the minimised case is
+    ``on_example(event, result, case)`` is called with ``("start", None, case_line)`` before and ``("done",
+    result, None)`` after every example (progress and hang detection).  On failure the minimised case is
     saved under ``failures_dir`` (see :mod:`refconv.repro`)."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     t0 = time.perf_counter()
-    stats = {"examples": 0, "passed": 0, "worst_abs": 0.0, "worst_rel": 0.0}
+    stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0}
     last_fail: dict = {}
 
     def one(case):
         problem, params = case
         if on_example:
             on_example("start", None, describe_case(problem, params))
-        r = check_example(variant, problem, params)
+        try:
+            r = check_example(variant, problem, params)
+        except InvalidProblem:
+            stats["invalid"] += 1
+            reject()
         stats["examples"] += 1
         if on_example:
             on_example("done", r, None)
@@ -94,7 +98,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
-    res.examples, res.passed = stats["examples"], stats["passed"]
+    res.examples, res.passed, res.invalid = stats["examples"], stats["passed"], stats["invalid"]
     res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
     res.seconds = time.perf_counter() - t0
     if last_fail:
@@ -107,6 +111,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
             from .repro import save_reproducer
             res.reproducer = str(save_reproducer(failures_dir, variant, last_fail["problem"],
                                                  last_fail["params"], r, prof.name))
-    res.statistics = (f"{res.examples} examples ({res.passed} passed) in {res.seconds:.2f}s; "
+    res.statistics = (f"{res.examples} examples ({res.passed} passed, {res.invalid} outside the spec's domain "
+                      f"rejected) in {res.seconds:.2f}s; "
                       f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
     return res

@@ -101,3 +101,11 @@ def test_runner_shrinks_a_block_dependent_bug_to_a_small_case_and_saves_a_reprod
     d = Problem.parse(r.failure["descriptor"]).dims
     assert d["rows"] == 1 and d["cols"] <= 3          # minimised
     assert r.reproducer and (tmp_path / r.reproducer.split("/")[-1]).exists()
+
+
+def test_problem_outside_the_spec_domain_is_an_invalid_draw_not_a_variant_failure():
+    import pytest
+    from refconv.checking import InvalidProblem
+    p = Problem("filter2d", {"dtype": "float32", "c": 0, "h": 4, "w": 4, "kh": 3, "kw": 3}, {"shift": 3}, {})
+    with pytest.raises(InvalidProblem, match="shift"):
+        check_example(_mv(), p, {})
