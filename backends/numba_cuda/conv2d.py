@@ -34,9 +34,11 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1, 3), "c": Range(1, 8),
 
 
 @functools.lru_cache(maxsize=None)
-def _split_kernels():
+def _split_kernels(dtype: str):
     global cuda
     cuda = _env.cuda()
+    from numba import float32, float64
+    DT = float32 if dtype == "float32" else float64
 
     @cuda.jit
     def scalar_prods(x, f, bias, part, out, xoff, ooff, H, W, C, M, R, S, Ho, Wo,
@@ -53,10 +55,10 @@ def _split_kernels():
         iy = oy * sy - py + fy * dy
         ix = ox * sx - px + fx * dx
         inside = iy >= 0 and iy < H and ix >= 0 and ix < W
-        acc = f[0] * 0
+        acc = DT(0)
         for d in range(C):
             wv = f[((m * R + fy) * S + fx) * C + d]
-            xv = x[xoff + (d * H + iy) * W + ix] if inside else x[0] * 0
+            xv = x[xoff + (d * H + iy) * W + ix] if inside else DT(0)
             acc += xv * wv
         if direct:
             if has_bias:
@@ -71,7 +73,7 @@ def _split_kernels():
         pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         if m >= M or pix >= Ho * Wo:
             return
-        acc = part[0] * 0
+        acc = DT(0)
         for k in range(K):
             acc += part[(m * K + k) * Ho * Wo + pix]
         if has_bias:
@@ -141,8 +143,8 @@ def _prep(problem):
 
 def _run_split(problem, threads=256):
     cuda_ = _env.cuda()
-    scalar_prods, sum_kernel = _split_kernels()
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
+    scalar_prods, sum_kernel = _split_kernels(x.dtype.name)
     out = problem.output()
     d_out, n = to_device_poisoned(out)
     d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
