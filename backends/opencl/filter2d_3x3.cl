@@ -28,10 +28,21 @@
 #define WSPACE __global const
 #endif
 
-/* The C of the paper is (int)(float): truncation toward zero.  C leaves out-of-range values
- * undefined; convert_int_sat_rtz is the defined form (saturate to int32, NaN -> 0), the same
- * as CUDA's cvt.rzi.s32.f32. */
-#define TAP(acc, w, x) convert_int_sat_rtz((float)(acc) + (w) * (float)(x))
+/* The C of the paper is (int)(float): truncation toward zero.  C leaves NaN and out-of-range
+ * values undefined; here they are defined as CUDA's cvt.rzi.s32.f32 does (saturate to int32,
+ * NaN -> 0), written out because convert_int_sat_rtz differs between implementations there
+ * (Oclgrind 21.10 does not saturate NaN / Inf the same way as PoCL). */
+inline int f2i_rz_sat(const float v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 2147483648.0f)
+        return INT_MAX;
+    if (v < -2147483648.0f)
+        return INT_MIN;
+    return (int)v;
+}
+#define TAP(acc, w, x) f2i_rz_sat((float)(acc) + (w) * (float)(x))
 
 __kernel void filter2d_3x3(__global const uchar * restrict img,
                            WSPACE float * restrict wts,
