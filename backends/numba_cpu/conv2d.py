@@ -4,8 +4,9 @@
 The filters are first converted to the thesis's [M][R][S][C] layout.  Stage 1 computes, for
 every filter offset k = fy·S + fx, every filter m and every output pixel (y, x), the dot product
 over the input channels of the input pixel under that offset with the filter tap, into a
-partial buffer of K·M·Ho·Wo values (K = R·S; an offset whose input pixel lies in the zero
-padding gives 0).  Stage 2 sums the K partial results of every output pixel.  refconv
+partial buffer of K·M·Ho·Wo values (K = R·S).  The thesis skips an offset whose input pixel lies
+in the zero padding; here its taps are evaluated as ``w * 0`` like the spec's ghost cells, which
+differs only for non-finite weights (``Inf * 0`` is NaN).  Stage 2 sums the K partial results of every output pixel.  refconv
 generalises the thesis's N=1, stride 1, no-dilation, no-bias code to N ≥ 1, stride, padding,
 dilation and bias (added after stage 2), groups = 1, cross-correlation as in the spec::
 
@@ -32,18 +33,24 @@ def _scalar_products(x, f_mrsc, partial, kmajor, stride, pad, dil, Ho, Wo):
     """Stage 1 for one image x[C][H][W]; f_mrsc is [M][R][S][C]."""
     C, H, W = x.shape
     M, R, S, _ = f_mrsc.shape
+    zero = np.zeros(1, dtype=partial.dtype)[0]      # +0 of the accumulation type
     for fy in range(R):
         for fx in range(S):
             k = fy * S + fx
             for m in range(M):
                 for y in range(Ho):
                     for xo in range(Wo):
-                        acc = x[0, 0, 0] * 0
+                        acc = zero
                         iy = y * stride - pad + fy * dil
                         ix = xo * stride - pad + fx * dil
                         if 0 <= iy < H and 0 <= ix < W:
                             for c in range(C):
                                 acc += x[c, iy, ix] * f_mrsc[m, fy, fx, c]
+                        else:
+                            # The thesis skips padding taps; the spec evaluates them as w*0
+                            # (NaN for an infinite weight), so do the same.
+                            for c in range(C):
+                                acc += zero * f_mrsc[m, fy, fx, c]
                         if kmajor:
                             partial[k, m, y, xo] = acc
                         else:
@@ -55,10 +62,11 @@ def _sum_partials(partial, out_n, kmajor, bias, has_bias):
     """Stage 2 for one image: out_n[M][Ho][Wo] = sum_k partial[.., k, ..] (+ bias)."""
     M, Ho, Wo = out_n.shape
     K = partial.shape[0] if kmajor else partial.shape[1]
+    zero = np.zeros(1, dtype=partial.dtype)[0]
     for m in range(M):
         for y in range(Ho):
             for xo in range(Wo):
-                s = partial[0, 0, 0, 0] * 0
+                s = zero
                 for k in range(K):
                     if kmajor:
                         s += partial[k, m, y, xo]
