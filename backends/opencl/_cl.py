@@ -185,6 +185,32 @@ def has_subgroups(dev) -> bool:
 
 # ----------------------------------------------------------------------------- context / build
 
+@contextlib.contextmanager
+def _quiet(t: str):
+    """On Oclgrind, host-side calls (context creation, builds, info queries) make its API checker
+    print pyopencl's probes of parameters it does not know: drop those, echo anything else."""
+    if t != "oclgrind":
+        yield
+        return
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    tmp = tempfile.TemporaryFile()
+    saved = os.dup(2)
+    os.dup2(tmp.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        tmp.seek(0)
+        text = tmp.read().decode("utf-8", "replace")
+        tmp.close()
+        keep = [b for b in re.split(r"\n\s*\n", text) if b.strip() and not _BENIGN.search(b)]
+        if keep:
+            _echo("\n\n".join(keep) + "\n")
+
 class Env:
     """What a launch needs for one target: context, queue, device, target name."""
 
@@ -192,8 +218,9 @@ class Env:
         import pyopencl as cl
         self.target = t
         self.platform, self.device = platforms()[t]
-        self.ctx = cl.Context([self.device])
-        self.queue = cl.CommandQueue(self.ctx, self.device)
+        with _quiet(t):
+            self.ctx = cl.Context([self.device])
+            self.queue = cl.CommandQueue(self.ctx, self.device)
 
     def program(self, source: str, options: tuple = ()):
         return build(self, source, options)
@@ -221,7 +248,7 @@ def build(e: Env, source: str, options: tuple = ()):
         if prg is None:
             opts = list(options)
             try:
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), _quiet(e.target):
                     warnings.simplefilter("ignore")
                     prg = cl.Program(e.ctx, source_text(source)).build(options=opts)
             except cl.Error as err:
@@ -242,13 +269,16 @@ def kernel(e: Env, source: str, name: str, options: tuple = ()):
         k = _kernels.get(key)
         if k is None:
             import pyopencl as cl
-            k = _kernels[key] = cl.Kernel(build(e, source, options), name)
+            prg = build(e, source, options)
+            with _quiet(e.target):
+                k = _kernels[key] = cl.Kernel(prg, name)
         return k
 
 
 def kernel_wg_limit(e: Env, kernel) -> int:
     import pyopencl as cl
-    return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, e.device))
+    with _quiet(e.target):
+        return int(kernel.get_work_group_info(cl.kernel_work_group_info.WORK_GROUP_SIZE, e.device))
 
 
 def check_local(e: Env, local: tuple, local_bytes: int = 0, kernel=None) -> str | None:
