@@ -26,7 +26,6 @@ from refconv import Param, Variant
 from ._util import c_array
 
 _NP_PAD = {"zero": "constant", "replicate": "edge", "reflect": "reflect", "wrap": "wrap"}
-ACC_FLOAT, ACC_INT = 0, 1
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
@@ -61,59 +60,72 @@ def _cast_u8_float(v, wrap):
 
 
 @numba.njit(cache=False)
-def _filter2d(img, w, out, rmap, cmap, acc_mode, to_u8, shift, nearest, wrap, row_block, scale):
-    """img (C,H,W) any dtype; w (KH,KW) in the working float type; out (C,OH,OW); scale is
-    2**-shift as a 1-element array of the working type."""
+def _filter2d_int(img, w, out, rmap, cmap, shift, wrap, row_block):
+    """uint8 image, accumulator "int": img (C,H,W) uint8, w (KH,KW) float32, out (C,OH,OW) uint8."""
     C = img.shape[0]
     KH, KW = w.shape
     OH, OW = out.shape[1], out.shape[2]
-    tmp = np.empty(1, dtype=w.dtype)     # conversions to the working type go through a store
     for c in range(C):
         for y0 in range(0, OH, row_block):
             for y in range(y0, min(y0 + row_block, OH)):
                 for x in range(OW):
-                    if acc_mode == ACC_INT:
-                        iacc = np.int64(0)
-                        for i in range(KH):
-                            sy = rmap[y + i]
-                            for j in range(KW):
-                                sx = cmap[x + j]
-                                xv = np.float32(0.0)
-                                if sy >= 0 and sx >= 0:
-                                    xv = np.float32(img[c, sy, sx])
-                                v = np.float32(iacc) + np.float32(w[i, j]) * xv
-                                if np.isnan(v):
-                                    iacc = np.int64(0)
-                                elif v >= np.float32(2147483648.0):
-                                    iacc = np.int64(INT32_MAX)
-                                elif v <= np.float32(-2147483648.0):
-                                    iacc = np.int64(INT32_MIN)
-                                else:
-                                    iacc = np.int64(v)      # truncates toward zero
-                        iacc = iacc >> shift                # arithmetic: floor division
-                        if wrap:
-                            out[c, y, x] = iacc & 0xFF
-                        else:
-                            out[c, y, x] = min(max(iacc, 0), 255)
+                    iacc = np.int64(0)
+                    for i in range(KH):
+                        sy = rmap[y + i]
+                        for j in range(KW):
+                            sx = cmap[x + j]
+                            xv = np.float32(0.0)
+                            if sy >= 0 and sx >= 0:
+                                xv = np.float32(img[c, sy, sx])
+                            v = np.float32(iacc) + w[i, j] * xv
+                            if np.isnan(v):
+                                iacc = np.int64(0)
+                            elif v >= np.float32(2147483648.0):
+                                iacc = np.int64(INT32_MAX)
+                            elif v <= np.float32(-2147483648.0):
+                                iacc = np.int64(INT32_MIN)
+                            else:
+                                iacc = np.int64(v)      # truncates toward zero
+                    iacc = iacc >> shift                # arithmetic: floor division
+                    if wrap:
+                        out[c, y, x] = iacc & 0xFF
                     else:
-                        tmp[0] = 0
-                        acc = tmp[0]
-                        for i in range(KH):
-                            sy = rmap[y + i]
-                            for j in range(KW):
-                                sx = cmap[x + j]
-                                if sy >= 0 and sx >= 0:
-                                    tmp[0] = img[c, sy, sx]
-                                else:
-                                    tmp[0] = 0
-                                acc = acc + w[i, j] * tmp[0]
-                        if to_u8:
-                            if shift:
-                                acc = acc * scale[0]
-                            r = np.rint(acc) if nearest else np.trunc(acc)
-                            out[c, y, x] = _cast_u8_float(r, wrap)
-                        else:
-                            out[c, y, x] = acc
+                        out[c, y, x] = min(max(iacc, 0), 255)
+    return out
+
+
+@numba.njit(cache=False)
+def _filter2d_float(img, w, out, rmap, cmap, to_u8, shift, nearest, wrap, row_block):
+    """Float accumulator in w's dtype: img (C,H,W) uint8/float, out (C,OH,OW) uint8 (then
+    ``to_u8``: scale, round, cast) or the working float type."""
+    C = img.shape[0]
+    KH, KW = w.shape
+    OH, OW = out.shape[1], out.shape[2]
+    tmp = np.zeros(1, dtype=w.dtype)     # conversions to the working type go through a store
+    zero = tmp[0]
+    tmp[0] = 2.0 ** -shift
+    scale = tmp[0]
+    for c in range(C):
+        for y0 in range(0, OH, row_block):
+            for y in range(y0, min(y0 + row_block, OH)):
+                for x in range(OW):
+                    acc = zero
+                    for i in range(KH):
+                        sy = rmap[y + i]
+                        for j in range(KW):
+                            sx = cmap[x + j]
+                            if sy >= 0 and sx >= 0:
+                                tmp[0] = img[c, sy, sx]
+                            else:
+                                tmp[0] = 0
+                            acc = acc + w[i, j] * tmp[0]
+                    if to_u8:
+                        if shift:
+                            acc = acc * scale
+                        r = np.rint(acc) if nearest else np.trunc(acc)
+                        out[c, y, x] = _cast_u8_float(r, wrap)
+                    else:
+                        out[c, y, x] = acc
     return out
 
 
@@ -153,10 +165,12 @@ def run(problem, row_block=8):
     img3 = img.reshape((-1, h, wd))
     target = out if out.flags.c_contiguous else np.empty_like(out)
     out3 = target.reshape((-1, oh, ow))
-    _filter2d(img3, w, out3, index_map(h, kh, boundary), index_map(wd, kw, boundary),
-              ACC_INT if accumulator == "int" else ACC_FLOAT, is_u8, shift,
-              rounding == "nearest-even", cast == "wrap", int(row_block),
-              np.array([2.0 ** -shift], dtype=work))
+    rmap, cmap = index_map(h, kh, boundary), index_map(wd, kw, boundary)
+    if accumulator == "int":
+        _filter2d_int(img3, w, out3, rmap, cmap, shift, cast == "wrap", int(row_block))
+    else:
+        _filter2d_float(img3, w, out3, rmap, cmap, is_u8, shift, rounding == "nearest-even",
+                        cast == "wrap", int(row_block))
     if target is not out:
         out[...] = target
     return out
