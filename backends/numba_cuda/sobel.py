@@ -140,9 +140,15 @@ def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
                 tile[BY + 1, BX + 1] = gray(img, r + 1, c + 1, H, W)
             cuda.syncthreads()
         elif M == 2:
+            # the four block-sized copies overlap (by 2 rows/columns); a barrier after each one
+            # keeps two threads from writing the same element in one phase (a write-write race
+            # the refconv sanitizer reported with 2x4 blocks)
             tile[ty, tx] = gray(img, r - 1, c - 1, H, W)
+            cuda.syncthreads()
             tile[ty, tx + 2] = gray(img, r - 1, c + 1, H, W)
+            cuda.syncthreads()
             tile[ty + 2, tx] = gray(img, r + 1, c - 1, H, W)
+            cuda.syncthreads()
             tile[ty + 2, tx + 2] = gray(img, r + 1, c + 1, H, W)
             cuda.syncthreads()
         elif M == 3:
