@@ -110,7 +110,7 @@ def run(problem, partial_layout="mkhw"):
     check_out(out, (N, M, max(Ho, 0), max(Wo, 0)), "conv2d")
     if Ho <= 0 or Wo <= 0 or N == 0:
         return out
-    f_mrsc = np.ascontiguousarray(np.transpose(w, (0, 2, 3, 1)).astype(x.dtype, copy=False))
+    f_mrsc = c_array(np.transpose(w, (0, 2, 3, 1)).astype(x.dtype, copy=False))
     has_bias = "bias" in ins and ins["bias"] is not None
     bias = c_array(ins["bias"]).astype(x.dtype, copy=False) if has_bias else np.zeros(M, x.dtype)
     target = out if out.flags.c_contiguous else np.empty_like(out)

@@ -149,7 +149,7 @@ def run(problem, row_block=8):
     w = np.asarray(ins["weights"]).astype(work)     # round to nearest, as the spec does
     if flip:
         w = w[::-1, ::-1]
-    w = np.ascontiguousarray(w)
+    w = c_array(w)
     kh, kw = w.shape
     h, wd = img.shape[-2:]
     if boundary == "valid":
