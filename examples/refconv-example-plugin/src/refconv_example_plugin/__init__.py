@@ -29,9 +29,10 @@ def matvec_numpy_rows(problem, row_block=64):
     """y[i] = sum_j M[i, j] * v[j], ``row_block`` rows per NumPy matmul call."""
     m, v = problem.inputs["m"], problem.inputs["v"]
     out = problem.output()          # the checker's poisoned buffer: write every element of it
-    for r0 in range(0, m.shape[0], row_block):
-        r1 = min(r0 + row_block, m.shape[0])
-        np.matmul(m[r0:r1], v, out=out[r0:r1])
+    with np.errstate(all="ignore"):  # the checker draws Inf/NaN/extreme inputs on purpose
+        for r0 in range(0, m.shape[0], row_block):
+            r1 = min(r0 + row_block, m.shape[0])
+            np.matmul(m[r0:r1], v, out=out[r0:r1])
     return out
 
 
@@ -42,11 +43,12 @@ def kron_outer_reshape(problem, method="outer"):
     reordered to (i, k, j, l) and reshaped to (m·p, n·q)."""
     a, b = problem.inputs["a"], problem.inputs["b"]
     (m, n), (p, q) = a.shape, b.shape
-    if method == "outer":
-        t = np.multiply.outer(a, b)                  # [i, j, k, l]
-        t = t.transpose(0, 2, 1, 3)                  # [i, k, j, l]
-    else:
-        t = np.einsum("ij,kl->ikjl", a, b)
+    with np.errstate(all="ignore"):  # Inf*0 and integer wrap-around are the spec's behaviour too
+        if method == "outer":
+            t = np.multiply.outer(a, b)              # [i, j, k, l]
+            t = t.transpose(0, 2, 1, 3)              # [i, k, j, l]
+        else:
+            t = np.einsum("ij,kl->ikjl", a, b)
     out = problem.output()
     out[...] = t.reshape(m * p, n * q)               # cast to the output dtype (as np.kron does)
     return out
