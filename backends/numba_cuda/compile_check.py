@@ -7,9 +7,10 @@ draws from, to PTX for a named compute capability (default ``sm_90``; ``options[
 ``REFCONV_CC``), with no GPU:
 
 1. :func:`preflight` (in the checking process, which may run the simulator) lists, per variant,
-   the specialisations: every combination of its ``Param`` values x every supported dtype on one
-   tiny problem, plus each small option domain value one at a time (defaults elsewhere), and
-   drops those its ``constraint`` rejects.
+   the specialisations: its default ``Param`` values plus combinations that cover every value of
+   every ``Param`` (``options["compile_params"]="all"`` / ``REFCONV_COMPILE_PARAMS=all``: the whole
+   product) x every supported dtype, on one tiny problem, plus each value of each small option
+   domain one at a time (defaults elsewhere), and drops those its ``constraint`` rejects.
 2. It starts worker subprocesses with ``NUMBA_ENABLE_CUDASIM=0`` (the simulator replaces
    ``numba.cuda`` wholesale in a process where it is on).  A worker imports the real
    ``numba.cuda`` first, then swaps in host-memory stand-ins for the device-memory API
@@ -90,16 +91,28 @@ def _candidates(dim, dom):
     return out
 
 
-def specialisations(variant, max_param_combos: int = 256) -> list:
-    """``[(params, problem_descriptor)]`` for ``variant`` (see the module docstring)."""
+def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -> list:
+    """``[(params, problem_descriptor)]`` for ``variant`` (see the module docstring).  ``mode``
+    ``"all"``: every combination of the launch parameters' values; ``"cover"`` (default): the
+    defaults plus enough combinations that every value of every parameter is compiled once."""
     from refconv.problem import OPDEFS, Problem
 
     od = OPDEFS[variant.op]
     sup = variant.supports
     params = list(variant.params)
-    combos = [dict(zip([p.name for p in params], vals))
-              for vals in itertools.product(*[p.values for p in params])][:max_param_combos] or [{}]
     default_params = variant.default_params()
+    names = [p.name for p in params]
+    if mode == "all":
+        combos = [dict(zip(names, vals))
+                  for vals in itertools.product(*[p.values for p in params])][:max_param_combos] or [{}]
+    else:
+        # "cover": the defaults, then a diagonal that gives every value of every parameter once
+        combos = [default_params]
+        width = max((len(p.values) for p in params), default=0)
+        for i in range(width):
+            c = {p.name: p.values[i % len(p.values)] for p in params}
+            if c not in combos:
+                combos.append(c)
 
     def dom(k, default):
         return sup.get(k, default)
@@ -171,10 +184,11 @@ def preflight(variants, options=None) -> dict:
     options = dict(options or {})
     cc = parse_cc(options.get("cc") or os.environ.get("REFCONV_CC") or DEFAULT_CC)
     result = {v.id: [] for v in variants}
+    mode = options.get("compile_params") or os.environ.get("REFCONV_COMPILE_PARAMS") or "cover"
     tasks = []
     for v in variants:
         try:
-            specs = specialisations(v)
+            specs = specialisations(v, mode)
         except Exception as e:
             result[v.id].append(_finding("compile-check-failed",
                                          f"could not list specialisations: {type(e).__name__}: {e}", v.id))
