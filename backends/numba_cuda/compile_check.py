@@ -545,6 +545,19 @@ def worker(inp: str, outp: str) -> None:
         vid = task["id"]
         fs = out.setdefault(vid, [])
         try:
+            _check_task(task, vid, fs, cuda, cc, ptxas, job, launches, compile_one, registry, Problem)
+        except Exception as e:  # a bug in the check itself: reported, never a pass
+            fs.append(_finding("compile-check-failed", f"the compile check failed on this variant: "
+                                                       f"{_short(e)}", vid,
+                               traceback="".join(traceback.format_exception(e))[-3000:]))
+    with open(outp, "w") as f:
+        json.dump(out, f, default=str)
+
+
+def _check_task(task, vid, fs, cuda, cc, ptxas, job, launches, compile_one, registry, Problem):
+    import numpy as np
+    if True:
+        try:
             if task.get("ref"):
                 import importlib
                 mod = importlib.import_module(task["ref"][0])
@@ -556,7 +569,7 @@ def worker(inp: str, outp: str) -> None:
         except Exception as e:
             fs.append(_finding("compile-check-failed", f"cannot load the variant in a non-simulator "
                                                        f"process: {_short(e)}", vid))
-            continue
+            return
         infos: dict = {}
         errors: dict = {}
         for params, desc in task["specs"]:
@@ -571,7 +584,7 @@ def worker(inp: str, outp: str) -> None:
                 fs.append(_finding(
                     "compile-check-failed",
                     f"no kernel launch recorded for params {params} on {desc}"
-                    + (f": the variant raised {_short(e)}" if trace_err else ""), vid,
+                    + (f": the variant raised {_short(trace_err)}" if trace_err else ""), vid,
                     specialisation=spec,
                     traceback="".join(traceback.format_exception(trace_err))[-3000:] if trace_err else None))
                 continue
@@ -621,8 +634,6 @@ def worker(inp: str, outp: str) -> None:
                                          **where)
         fs.extend(errors.values())
         fs.extend(infos.values())
-    with open(outp, "w") as f:
-        json.dump(out, f, default=str)
 
 
 if __name__ == "__main__":

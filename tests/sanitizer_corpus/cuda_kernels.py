@@ -14,6 +14,7 @@ from numba import cuda, float32
 
 # module-level constants: fine for the simulator and for the real compiler as plain literals ...
 TILE = 16
+TILE_PAD = TILE + 1  # computed here, at import: a plain constant to the compiler
 RED = 128
 N1 = 64
 # ... but T + 9 in a shared-array shape is not a compile-time constant for the real compiler
@@ -148,7 +149,7 @@ def global_shape(a, out):
 
 @cuda.jit
 def clean_tile_transpose(a, out, h, w):
-    tile = cuda.shared.array((TILE, TILE + 1), float32)
+    tile = cuda.shared.array((TILE, TILE_PAD), float32)
     tx = cuda.threadIdx.x
     ty = cuda.threadIdx.y
     x = cuda.blockIdx.x * TILE + tx

@@ -89,7 +89,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--per-variant", type=int, default=2)
     ap.add_argument("names", nargs="*")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     args.glob = args.names[0] if args.names else None
     if not args.plain:
         from refconv.backends.numba_cuda.sanitizer import enable

@@ -1,0 +1,103 @@
+"""The GPU-less compile check: a kernel the simulator accepts but the real compiler rejects is a
+compile-error; a clean kernel compiles, with resource info; a crash is never a pass."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba_cuda")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from refconv.backends.numba_cuda import compile_check as cc  # noqa: E402
+from refconv.variant import Param, Variant  # noqa: E402
+
+
+def _nvvm_available():
+    import subprocess
+    code = ("import os; os.environ['NUMBA_ENABLE_CUDASIM']='0'\n"
+            "from numba import cuda, float32\n"
+            "def k(a):\n    a[0] = 1\n"
+            "cuda.compile_ptx(k, (float32[:],), cc=(9, 0)); print('OK')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"))
+    return "OK" in p.stdout
+
+
+pytestmark = pytest.mark.skipif(not _nvvm_available(), reason="no NVVM (pip install 'numba-cuda[cu13]')")
+
+
+# module-level runs: the worker imports them by module + qualname
+def run_global_shape(problem, tpb=16):
+    from sanitizer_corpus import cuda_kernels as ck
+    return ck.run_global_shape()
+
+
+def run_clean(problem, tpb=16):
+    from sanitizer_corpus import cuda_kernels as ck
+    ck.run_clean_tile()
+    return ck.run_clean_reduce()
+
+
+def run_raises(problem, tpb=16):
+    raise RuntimeError("boom before any launch")
+
+
+def _variant(name, run):
+    return Variant(op="matvec", backend="numba_cuda", name=name, run=run,
+                   supports={"dtype": ("float32",)}, params=(Param("tpb", (16, 32)),))
+
+
+@pytest.fixture(scope="module")
+def result():
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
+    vs = [_variant("bad_shape", run_global_shape), _variant("clean", run_clean), _variant("raises", run_raises)]
+    return cc.preflight(vs, {"cc": "sm_90"})
+
+
+def test_module_global_shape_is_a_compile_error(result):
+    from sanitizer_corpus import cuda_kernels as ck
+    fs = result["matvec/numba_cuda/bad_shape"]
+    errs = [f for f in fs if f["class"] == "compile-error"]
+    assert errs, fs
+    e = errs[0]
+    assert e["kernel"] == "global_shape" and e["file"].endswith("cuda_kernels.py")
+    assert "shared.array" in e["message"] or "array" in e["message"]
+    assert e["cc"] == "sm_90" and e["specialisation"]["params"] in ({"tpb": 16}, {"tpb": 32})
+
+
+def test_clean_kernels_compile_with_resource_info(result):
+    fs = result["matvec/numba_cuda/clean"]
+    assert [f for f in fs if f["class"] != "compile-info"] == [], fs
+    kernels = {f["kernel"] for f in fs}
+    assert {"clean_tile_transpose", "clean_reduce"} <= kernels
+    if any("regs" in f for f in fs):
+        f = next(f for f in fs if f["kernel"] == "clean_reduce" and "regs" in f)
+        assert f["regs"] > 0 and f["smem"] >= 128 * 4
+
+
+def test_a_variant_that_cannot_be_traced_is_not_a_pass(result):
+    fs = result["matvec/numba_cuda/raises"]
+    assert fs and all(f["class"] == "compile-check-failed" for f in fs)
+    assert "boom" in fs[0]["message"]
+
+
+def test_parse_cc():
+    assert cc.parse_cc("sm_90") == (9, 0) == cc.parse_cc("90") == cc.parse_cc("9.0") == cc.parse_cc((9, 0))
+    assert cc.parse_cc("sm_120") == (12, 0) and cc.parse_cc("sm_90a") == (9, 0)
+
+
+def test_specialisations_cover_every_param_value():
+    v = Variant(op="matvec", backend="numba_cuda", name="x", run=run_clean,
+                supports={"dtype": ("float32", "float64")},
+                params=(Param("a", (1, 2, 3), 2), Param("b", (7, 8))))
+    specs = cc.specialisations(v)
+    seen_a = {p["a"] for p, _ in specs}
+    seen_b = {p["b"] for p, _ in specs}
+    assert seen_a == {1, 2, 3} and seen_b == {7, 8}
+    assert {d.split("dtype=")[1].split(",")[0] for _, d in specs} == {"float32", "float64"}
+    assert len(cc.specialisations(v, "all")) == 2 * 6
