@@ -13,8 +13,10 @@ its output against the spec with the tolerance rules of :mod:`refconv.tolerance`
 """
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -117,6 +119,18 @@ def _same_bits(a: np.ndarray, v) -> np.ndarray:
     return a.view(u) == np.asarray(v, dtype=a.dtype).view(u)
 
 
+@contextlib.contextmanager
+def _quiet_fp_warnings():
+    """The checker feeds extremes, Inf and NaN on purpose, so NumPy's floating-point warnings
+    ("overflow encountered in ...") raised while a variant runs are noise.  ``np.errstate`` is
+    per thread and does not reach a simulator's kernel threads; the warnings filter is process
+    wide, so it does.  Only those messages are silenced; any other warning still shows."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".* encountered in ", category=RuntimeWarning)
+        with np.errstate(all="ignore"):
+            yield
+
+
 def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleResult:
     """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result."""
     desc = problem.descriptor()
@@ -131,7 +145,7 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
     poison = poison_value(dtype, expected)
     buf = np.full(shape, poison, dtype=dtype)
     problem.set_output(buf)
-    with collect() as findings:
+    with collect() as findings, _quiet_fp_warnings():
         try:
             got = variant.run(problem, **params)
         except Exception as e:  # the variant's error, reported not raised

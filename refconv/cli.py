@@ -137,16 +137,14 @@ def cmd_check(ns) -> int:
         else:
             results[v.id] = VariantResult(v.id, "unavailable", reason=why)
 
-    # backend preflight (e.g. a compile check): findings fail the variant before it is run
-    pre: dict[str, list] = {}
-    for name in sorted({v.backend for v in runnable}):
-        b = registry.backends()[name]
-        if isinstance(b, Backend) and b.preflight is not None:
-            mine = [v for v in runnable if v.backend == name]
-            with console.status(f"{name}: preflight of {len(mine)} variants"):
-                t0 = time.perf_counter()
-                pre.update(b.preflight(mine, bopts) or {})
-            console.print(f"{name}: preflight done in {time.perf_counter() - t0:.1f}s")
+    # backend preflight (e.g. the compile check), over every selected variant: see refconv.preflight
+    from . import preflight
+    t0 = time.perf_counter()
+    with console.status("preflight") as st:
+        pre = preflight.run(variants, bopts, on_backend=lambda name, n: st.update(
+            f"{name}: preflight of {n} variants"))
+    if pre:
+        console.print(f"preflight of {len(pre)} variants done in {time.perf_counter() - t0:.1f}s")
 
     failures_dir = None if ns.no_save else ns.failures_dir
     jobs = [Job(v.id, prof.name, ns.examples, ns.seed, ns.database, failures_dir) for v in runnable]
@@ -179,13 +177,8 @@ def cmd_check(ns) -> int:
     elapsed = time.perf_counter() - t0
 
     for vid, found in pre.items():
-        errs = [f for f in found if f.get("class") != "compile-info"]
-        r = results.get(vid)
-        if r is None:
-            continue
-        r.findings = list(found) + list(r.findings)
-        if errs and r.status == "pass":
-            r.status, r.reason = "fail", f"preflight: [{errs[0].get('class')}] {errs[0].get('message')}"
+        if vid in results:
+            preflight.apply(results[vid], found)
     _save_hang_reproducers(results, failures_dir, prof.name)
 
     ordered = [results[v.id] for v in variants]

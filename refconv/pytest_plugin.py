@@ -51,9 +51,10 @@ class _NS:
 def pytest_configure(config):
     config.addinivalue_line("markers", "refconv: a refconv variant conformance test")
     config._refconv_stats = []
+    config._refconv_bopts = {}
     if config.getoption("--refconv"):
         from .cli import configure
-        configure(_NS(config))
+        config._refconv_bopts = configure(_NS(config))
 
 
 class RefconvItem(pytest.Item):
@@ -63,18 +64,24 @@ class RefconvItem(pytest.Item):
         self.add_marker("refconv")
 
     def runtest(self):
-        from . import registry
+        from . import preflight, registry
         from .cli import availability
         from .profiles import get_profile
-        from .runner import check_variant
+        from .runner import VariantResult, check_variant
         cfg = self.config
         v = registry.get(self.variant_id)
+        found = preflight.run([v], cfg._refconv_bopts).get(v.id, [])  # e.g. --refconv-compile
         why = availability(v)
         if why:
-            pytest.skip(f"{v.id} unavailable: {why}")
+            r = VariantResult(v.id, "unavailable", reason=why)
+            preflight.apply(r, found)
+            if r.status == "fail":
+                raise RefconvFailure(r)
+            pytest.skip(f"{v.id} unavailable: {r.reason}")
         prof = get_profile(cfg.getoption("--refconv-profile") or os.environ.get("REFCONV_PROFILE", "ci"),
                            cfg.getoption("--refconv-examples"))
         r = check_variant(v, prof, seed=cfg.getoption("--refconv-seed"), db=cfg.getoption("--refconv-database"))
+        preflight.apply(r, found)
         self.add_report_section("call", "refconv statistics", f"{v.id}: {r.statistics}")
         self.user_properties.append(("refconv_statistics", r.statistics))
         cfg._refconv_stats.append(f"{v.id}: {r.statistics}")

@@ -101,3 +101,14 @@ def test_specialisations_cover_every_param_value():
     assert seen_a == {1, 2, 3} and seen_b == {7, 8}
     assert {d.split("dtype=")[1].split(",")[0] for _, d in specs} == {"float32", "float64"}
     assert len(cc.specialisations(v, "all")) == 2 * 6
+
+
+def test_pytest_plugin_compile_flag_checks_a_gpu_only_variant_under_the_simulator(tmp_path):
+    """``--refconv-compile`` runs the compile check from pytest too; ``warp_shuffle`` cannot run
+    under the simulator (no shuffles) but is still compiled for sm_90 and says so in its skip."""
+    import subprocess
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--refconv", "--refconv-backend",
+                        "numba_cuda", "--refconv-variant", "warp_shuffle", "--refconv-sanitize",
+                        "--refconv-compile", "-rs"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert "1 skipped" in p.stdout and "preflight passed" in p.stdout, p.stdout[-3000:]

@@ -1,7 +1,11 @@
 """Conformance of every built-in backend, as CI runs it: ``refconv check`` per backend target and
 op, in a subprocess each (backend options such as the simulator, the sanitizer or the OpenCL
 target are per process).  Every available variant must pass; unavailable ones are listed with
-their reason in the report but do not fail here (e.g. float64 kron on a device without fp64)."""
+their reason in the report but do not fail here (e.g. float64 kron on a device without fp64).
+
+The ``numba_cuda-sanitize`` target is issue 8's gate, ``refconv check --sanitize --compile
+--backend numba_cuda``: the simulator sanitizer plus the GPU-less PTX compile of every launch
+specialisation; a compile error or launch-limit error is a failing finding."""
 import json
 import os
 
@@ -13,7 +17,7 @@ OPS = ("filter2d", "sobel", "matvec", "kron", "conv2d")
 TARGETS = {
     "numba_cpu": ["--backend", "numba_cpu"],
     "numba_cuda-sim": ["--backend", "numba_cuda", "--cuda", "sim"],
-    "numba_cuda-sanitize": ["--backend", "numba_cuda", "--sanitize", "--examples", "8"],
+    "numba_cuda-sanitize": ["--backend", "numba_cuda", "--sanitize", "--compile", "--examples", "8"],
     "opencl-pocl": ["--backend", "opencl", "--opencl", "pocl"],
     "opencl-oclgrind": ["--backend", "opencl", "--opencl", "oclgrind", "--examples", "8"],
 }

@@ -34,7 +34,7 @@ def configure(options):
 def preflight(variants, options):
     if not (options or {}).get("compile"):
         return {}
-    from .compile_check import preflight as _pf  # colleague's module
+    from .compile_check import preflight as _pf
     return _pf(variants, options)
 
 

@@ -53,7 +53,7 @@ def configure(options) -> None:
             return
         _state["cuda"] = "sim"
         try:
-            from .sanitizer import enable  # noqa: F401  (colleague's subpackage)
+            from .sanitizer import enable  # noqa: F401
         except ImportError:
             _state["reason"] = "sanitizer not installed"
             return

@@ -185,6 +185,32 @@ def has_subgroups(dev) -> bool:
 
 # ----------------------------------------------------------------------------- context / build
 
+class _Captured:
+    text = ""
+
+
+@contextlib.contextmanager
+def _captured_stderr():
+    """Redirect file descriptor 2 (where Oclgrind, a C library, writes) to a temporary file for
+    the block; the captured text is in the yielded object's ``text`` afterwards, even if the
+    block raised."""
+    try:
+        sys.stderr.flush()
+    except Exception:
+        pass
+    cap = _Captured()
+    with tempfile.TemporaryFile() as tmp:
+        saved = os.dup(2)
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield cap
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            cap.text = tmp.read().decode("utf-8", "replace")
+
+
 @contextlib.contextmanager
 def _quiet(t: str):
     """On Oclgrind, host-side calls (context creation, builds, info queries) make its API checker
@@ -192,24 +218,16 @@ def _quiet(t: str):
     if t != "oclgrind":
         yield
         return
+    cap = None
     try:
-        sys.stderr.flush()
-    except Exception:
-        pass
-    tmp = tempfile.TemporaryFile()
-    saved = os.dup(2)
-    os.dup2(tmp.fileno(), 2)
-    try:
-        yield
+        with _captured_stderr() as cap:
+            yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        tmp.seek(0)
-        text = tmp.read().decode("utf-8", "replace")
-        tmp.close()
+        text = cap.text if cap is not None else ""
         keep = [b for b in re.split(r"\n\s*\n", text) if b.strip() and not _BENIGN.search(b)]
         if keep:
             _echo("\n\n".join(keep) + "\n")
+
 
 class Env:
     """What a launch needs for one target: context, queue, device, target name."""
@@ -422,25 +440,14 @@ def checked(e: Env, what: str, source: str = ""):
         yield
         return
     from refconv import findings
-    try:
-        sys.stderr.flush()
-    except Exception:
-        pass
-    tmp = tempfile.TemporaryFile()
-    saved = os.dup(2)
-    os.dup2(tmp.fileno(), 2)
     exc = None
-    try:
-        yield
-        e.queue.finish()
-    except BaseException as x:  # reported below, then re-raised
-        exc = x
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        tmp.seek(0)
-        text = tmp.read().decode("utf-8", "replace")
-        tmp.close()
+    with _captured_stderr() as cap:
+        try:
+            yield
+            e.queue.finish()
+        except BaseException as x:  # reported below, then re-raised
+            exc = x
+    text = cap.text
     diags = parse_oclgrind(text)
     # one finding per (class, kernel, source lines): a race on every work-item is one bug
     seen: dict = {}
