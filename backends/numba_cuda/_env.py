@@ -109,6 +109,9 @@ def _import_cuda():
     if not hasattr(np, "row_stack"):  # numpy 2.5 removed it; numba-cuda 0.30 still overloads it
         np.row_stack = np.vstack
     from numba import cuda
+    if want == "sim":
+        from .sim_scheduler import install
+        install()
     return cuda
 
 

@@ -267,46 +267,21 @@ def _build_classes():
             self._launch = launch
 
         def run(self, grid_point, *args):
+            from ..sim_scheduler import run_block
             L = self._launch
             L.block = tuple(grid_point)
             L.shared_allocs = {}
             L.dyn_shared = {}
             L.epoch += 1
-            threads = set()
-            livethreads = set()
-            blockedthreads = set()
-            for block_point in np.ndindex(*self._block_dim):
 
-                def target():
-                    self._f(*args)
-
-                t = kk.BlockThread(target, self, grid_point, block_point, self._debug)
+            def on_thread(t):
                 t._san_bline = None
-                t.start()
-                threads.add(t)
-                livethreads.add(t)
 
-            while livethreads:
-                for t in livethreads:
-                    if t.syncthreads_blocked:
-                        blockedthreads.add(t)
-                    elif t.exception:
-                        for t_other in threads:
-                            t_other.abort = True
-                            t_other.syncthreads_blocked = False
-                            t_other.syncthreads_event.set()
-                        raise t.exception[0].with_traceback(t.exception[1])
-                if livethreads == blockedthreads:
-                    self._check_barrier(threads, blockedthreads)
-                    L.epoch += 1
-                    for t in blockedthreads:
-                        t.syncthreads_blocked = False
-                        t.syncthreads_event.set()
-                    blockedthreads = set()
-                livethreads = set([t for t in livethreads if t.is_alive()])
-            for t in threads:
-                if t.exception:
-                    raise t.exception[0].with_traceback(t.exception[1])
+            def on_release(threads, waiting):
+                self._check_barrier(threads, waiting)
+                L.epoch += 1
+
+            run_block(self, grid_point, args, on_release=on_release, on_thread=on_thread)
 
         def _check_barrier(self, threads, blocked):
             L = self._launch

@@ -1,0 +1,79 @@
+"""Run by tests/test_sim_scheduler.py in a subprocess (the simulator must be on before numba.cuda
+is imported).  Prints one JSON line: what each scenario produced under the scheduler named by
+REFCONV_SIM_SCHEDULER (``event``: refconv's, ``numba``: the simulator's own)."""
+import json
+import os
+import sys
+import threading
+
+import numpy as np
+
+os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+from refconv.backends.numba_cuda import sim_scheduler  # noqa: E402
+from numba import cuda, float32, int32  # noqa: E402
+
+installed = sim_scheduler.install()
+T = 64
+
+
+@cuda.jit
+def tree_sum(x, out):
+    s = cuda.shared.array(T, float32)
+    t = cuda.threadIdx.x
+    s[t] = x[cuda.blockIdx.x * T + t]
+    cuda.syncthreads()
+    k = T // 2
+    while k > 0:
+        if t < k:
+            s[t] += s[t + k]
+        cuda.syncthreads()
+        k //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+@cuda.jit
+def early_return(out):
+    s = cuda.shared.array(8, int32)
+    t = cuda.threadIdx.x
+    s[t] = t
+    if t >= 4:
+        return
+    cuda.syncthreads()
+    out[t] = s[(t + 1) % 4]
+
+
+@cuda.jit
+def count_votes(out):
+    out[cuda.blockIdx.x] = cuda.syncthreads_count(cuda.threadIdx.x % 3 == 0)
+
+
+@cuda.jit
+def raises_in_one_thread(x):
+    if cuda.threadIdx.x == 5 and cuda.blockIdx.x == 1:
+        x[10 ** 6] = 1
+    cuda.syncthreads()
+
+
+res = {"installed": installed}
+x = np.arange(4 * T, dtype=np.float32)
+out = np.zeros(4, np.float32)
+tree_sum[4, T](x, out)
+res["tree_sum"] = out.tolist()
+res["tree_sum_expected"] = x.reshape(4, T).sum(axis=1).tolist()
+o = np.full(4, -1, np.int32)
+early_return[1, 8](o)
+res["early_return"] = o.tolist()
+v = np.zeros(3, np.int32)
+count_votes[3, 10](v)
+res["count"] = v.tolist()
+try:
+    raises_in_one_thread[2, 8](np.zeros(4, np.float32))
+    res["raised"] = None
+except Exception as e:
+    res["raised"] = f"{type(e).__name__}: {e}"
+out[:] = 0
+tree_sum[4, T](x, out)  # the scheduler works again after a failed launch
+res["after_error"] = out.tolist()
+res["threads_alive"] = threading.active_count()
+print(json.dumps(res))

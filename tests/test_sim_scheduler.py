@@ -1,0 +1,59 @@
+"""refconv's event-driven simulator block scheduler (backends/numba_cuda/sim_scheduler.py) keeps
+the simulator's semantics: barriers, early exits, syncthreads_count, errors naming thread and
+block -- compared scenario by scenario with numba-cuda's own polling scheduler."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("numba_cuda")
+CASES = Path(__file__).resolve().parent / "sim_scheduler_cases.py"
+
+
+def _run(scheduler):
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1", REFCONV_SIM_SCHEDULER=scheduler)
+    p = subprocess.run([sys.executable, str(CASES)], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def both():
+    return _run("event"), _run("numba")
+
+
+def test_event_scheduler_is_installed_and_the_escape_hatch_keeps_numbas(both):
+    event, numba = both
+    assert event["installed"] is True and numba["installed"] is False
+
+
+def test_barrier_reduction_is_right(both):
+    event, _ = both
+    assert event["tree_sum"] == event["tree_sum_expected"]
+    assert event["after_error"] == event["tree_sum_expected"]
+
+
+@pytest.mark.parametrize("key", ["tree_sum", "early_return", "count", "after_error"])
+def test_same_results_as_the_simulators_own_scheduler(both, key):
+    event, numba = both
+    assert event[key] == numba[key]
+
+
+def test_early_exit_releases_the_barrier_like_the_simulator(both):
+    event, _ = both
+    assert event["early_return"] == [1, 2, 3, 0]
+
+
+def test_an_error_names_thread_and_block(both):
+    event, numba = both
+    assert event["raised"] and "tid=[5, 0, 0]" in event["raised"] and "ctaid=[1, 0, 0]" in event["raised"]
+    assert event["raised"].split(":")[0] == numba["raised"].split(":")[0]
+
+
+def test_threads_are_reused_not_leaked(both):
+    event, _ = both
+    # one pool of 64 and one of 8 / 10 threads at most, plus the main thread
+    assert event["threads_alive"] <= 1 + 64 + 8 + 10 + 8
