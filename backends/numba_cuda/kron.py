@@ -56,15 +56,19 @@ def _kernels():
     return per_element, whole
 
 
-def _run_block_launches(problem, bx=32, by=32):
+def _operands(problem):
+    """``(cuda, (M, N, P, Q), d_a, d_b)``: A (M x N) and B (P x Q) flattened on the device."""
     cuda_ = _env.cuda()
-    per_element, _ = _kernels()
     a = np.ascontiguousarray(problem.inputs["a"])
     b = np.ascontiguousarray(problem.inputs["b"])
-    (M, N), (P, Q) = a.shape, b.shape
+    return cuda_, a.shape + b.shape, cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
+
+
+def _run_block_launches(problem, bx=32, by=32):
+    cuda_, (M, N, P, Q), d_a, d_b = _operands(problem)
+    per_element, _ = _kernels()
     out = problem.output()
     d_out, n = to_device_poisoned(out)
-    d_a, d_b = cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
     grid = (cdiv(Q, bx), cdiv(P, by))
     for i in range(M):
         for j in range(N):
@@ -74,31 +78,23 @@ def _run_block_launches(problem, bx=32, by=32):
 
 
 def _run_single_launch(problem, bx=32, by=8):
-    cuda_ = _env.cuda()
+    cuda_, (M, N, P, Q), d_a, d_b = _operands(problem)
     _, whole = _kernels()
-    a = np.ascontiguousarray(problem.inputs["a"])
-    b = np.ascontiguousarray(problem.inputs["b"])
-    (M, N), (P, Q) = a.shape, b.shape
     out = problem.output()
     d_out, n = to_device_poisoned(out)
-    d_a, d_b = cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
     whole[(cdiv(N * Q, bx), cdiv(M * P, by)), (bx, by)](d_a, d_b, d_out, 0, M * P, N, P, Q)
     cuda_.synchronize()
     return from_device(d_out, n, out)
 
 
 def _run_streamed(problem, rows_per_block=4, bx=32, by=8):
-    cuda_ = _env.cuda()
+    cuda_, (M, N, P, Q), d_a, d_b = _operands(problem)
     _, whole = _kernels()
-    a = np.ascontiguousarray(problem.inputs["a"])
-    b = np.ascontiguousarray(problem.inputs["b"])
-    (M, N), (P, Q) = a.shape, b.shape
     out = problem.output()                      # (M*P, N*Q), possibly a numpy.memmap
     cols = N * Q
     rb = rows_per_block
-    d_a, d_b = cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
-    d_c = cuda_.device_array(rb * cols, a.dtype)
-    host = np.empty(rb * cols, a.dtype)
+    d_c = cuda_.device_array(rb * cols, out.dtype)
+    host = np.empty(rb * cols, out.dtype)
     stream = cuda_.stream()
     for r0 in range(0, M * P, rb):
         nr = min(rb, M * P - r0)
