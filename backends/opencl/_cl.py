@@ -362,6 +362,7 @@ _HEAD = [
 ]
 _ENTITY = re.compile(r"(?:Entity|First entity|Work-item|Kernel):?\s*(.*)", re.I)
 _GLOBAL = re.compile(r"Global\(([^)]*)\)")
+_LOCAL = re.compile(r"Local\(([^)]*)\)")
 _GROUP = re.compile(r"(?:Group|Work-group:\s*)\(([^)]*)\)")
 _LINE = re.compile(r"At line (\d+)(?: \(column \d+\))? of ([^:\s]+)")
 # host-side probes (pyopencl asking a clGet*Info parameter Oclgrind does not know): not a
@@ -407,13 +408,10 @@ def parse_oclgrind(text: str) -> list[dict]:
         m = _KERNEL.search(body)
         if m:
             where["kernel"] = m.group(1)
-        g = _GLOBAL.search(body)
-        if g:
-            where["work_item"] = tuple(int(x) for x in g.group(1).split(",") if x.strip())
-        else:
-            g = _GROUP.search(body)
+        for key, rx in (("work_item", _GLOBAL), ("local_item", _LOCAL), ("work_group", _GROUP)):
+            g = rx.search(body)
             if g:
-                where["work_group"] = tuple(int(x) for x in g.group(1).split(",") if x.strip())
+                where[key] = tuple(int(x) for x in g.group(1).split(",") if x.strip())
         lines = [int(x.group(1)) for x in _LINE.finditer(body)]
         if lines:
             where["line"] = lines[0]
@@ -456,7 +454,8 @@ def checked(e: Env, what: str, source: str = ""):
         if key in seen:
             seen[key]["count"] += 1
             continue
-        where = {k: d[k] for k in ("kernel", "work_item", "work_group", "line", "lines") if k in d}
+        where = {k: d[k] for k in ("kernel", "work_item", "local_item", "work_group", "line", "lines")
+                 if k in d}
         if source:
             where["source"] = source
         seen[key] = {"class": d["class"], "message": f"{what}: {d['message']}", "detail": d["detail"],
