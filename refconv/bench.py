@@ -3,7 +3,9 @@ its ratio to a peer measured in the same run (``--baseline``: a variant id, or `
 NumPy specification).
 
 Times are of ``Variant.run`` as a user calls it (host arrays in, host array out), so GPU variants
-include their transfers; each variant runs once untimed first (compilation, caches).  Sizes:
+include their transfers.  Each variant first runs once untimed on the bench problem, and that
+result is checked against the spec like any example (a variant that fails is reported, not
+timed); the run also warms up compilation and caches.  Sizes:
 ``--scale small`` (fits the simulators), ``--scale paper`` (the seed studies' sizes, for a GPU).
 """
 from __future__ import annotations
@@ -17,40 +19,43 @@ import numpy as np
 
 from .problem import Problem
 
-#: one problem per op and scale; the paper sizes follow the seed studies' tables
-SIZES = {
+#: per op: options and fills (the same at every scale)
+_OPTIONS = {
+    "filter2d": ({"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"},
+                 {"image": "random.1", "weights": "exact.2"}),
+    "sobel": ({"magnitude": "l1", "boundary": "valid", "out_dtype": "uint8", "cast": "saturate", "rounding": "trunc"},
+              {"image": "random.1"}),
+    "matvec": ({}, {"m": "random.1", "v": "random.2"}),
+    "kron": ({}, {"a": "random.1", "b": "random.2"}),
+    "conv2d": ({"stride": 1, "padding": 0, "dilation": 1}, {"x": "random.1", "w": "random.2"}),
+}
+#: per scale and op: the dims; the paper sizes follow the seed studies' tables
+DIMS = {
     "small": {
-        "filter2d": ({"dtype": "uint8", "c": 0, "h": 64, "w": 64, "kh": 3, "kw": 3},
-                     {"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"},
-                     {"image": "random.1", "weights": "exact.2"}),
-        "sobel": ({"dtype": "uint8", "channels": 4, "h": 64, "w": 64},
-                  {"magnitude": "l1", "boundary": "valid", "out_dtype": "uint8", "cast": "saturate",
-                   "rounding": "trunc"}, {"image": "random.1"}),
-        "matvec": ({"dtype": "float32", "rows": 128, "cols": 128}, {}, {"m": "random.1", "v": "random.2"}),
-        "kron": ({"dtype": "float64", "m": 8, "n": 8, "p": 8, "q": 8}, {}, {"a": "random.1", "b": "random.2"}),
-        "conv2d": ({"dtype": "float32", "n": 1, "c": 4, "h": 16, "w": 16, "m": 4, "r": 3, "s": 3, "groups": 1,
-                    "bias": 0}, {"stride": 1, "padding": 0, "dilation": 1}, {"x": "random.1", "w": "random.2"}),
+        "filter2d": {"dtype": "uint8", "c": 0, "h": 64, "w": 64, "kh": 3, "kw": 3},
+        "sobel": {"dtype": "uint8", "channels": 4, "h": 64, "w": 64},
+        "matvec": {"dtype": "float32", "rows": 128, "cols": 128},
+        "kron": {"dtype": "float64", "m": 8, "n": 8, "p": 8, "q": 8},
+        "conv2d": {"dtype": "float32", "n": 1, "c": 4, "h": 16, "w": 16, "m": 4, "r": 3, "s": 3, "groups": 1,
+                   "bias": 0},
     },
     "paper": {
-        "filter2d": ({"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
-                     {"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"},
-                     {"image": "random.1", "weights": "exact.2"}),
-        "sobel": ({"dtype": "uint8", "channels": 4, "h": 2048, "w": 2048},
-                  {"magnitude": "l1", "boundary": "valid", "out_dtype": "uint8", "cast": "saturate",
-                   "rounding": "trunc"}, {"image": "random.1"}),
-        "matvec": ({"dtype": "float32", "rows": 8192, "cols": 8192}, {}, {"m": "random.1", "v": "random.2"}),
-        "kron": ({"dtype": "float64", "m": 64, "n": 64, "p": 64, "q": 64}, {}, {"a": "random.1", "b": "random.2"}),
-        "conv2d": ({"dtype": "float32", "n": 1, "c": 64, "h": 56, "w": 56, "m": 64, "r": 3, "s": 3, "groups": 1,
-                    "bias": 0}, {"stride": 1, "padding": 0, "dilation": 1}, {"x": "random.1", "w": "random.2"}),
+        "filter2d": {"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
+        "sobel": {"dtype": "uint8", "channels": 4, "h": 2048, "w": 2048},
+        "matvec": {"dtype": "float32", "rows": 8192, "cols": 8192},
+        "kron": {"dtype": "float64", "m": 64, "n": 64, "p": 64, "q": 64},
+        "conv2d": {"dtype": "float32", "n": 1, "c": 64, "h": 56, "w": 56, "m": 64, "r": 3, "s": 3, "groups": 1,
+                   "bias": 0},
     },
 }
+SIZES = {scale: {op: (d, *_OPTIONS[op]) for op, d in ops.items()} for scale, ops in DIMS.items()}
 
 
 def bench_problem(op: str, scale: str) -> Problem:
     if scale not in SIZES:
         raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
     d, o, f = SIZES[scale][op]
-    return Problem(op, d, o, f)
+    return Problem(op, dict(d), dict(o), dict(f))
 
 
 def fits(variant, problem: Problem) -> str | None:
@@ -70,8 +75,9 @@ def fits(variant, problem: Problem) -> str | None:
     return None
 
 
-def time_call(fn, repeat: int) -> list[float]:
-    fn()  # warm-up: compilation, caches
+def time_call(fn, repeat: int, warmup: bool = True) -> list[float]:
+    if warmup:
+        fn()  # compilation, caches
     ts = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -94,12 +100,15 @@ def cmd_bench(ns) -> int:
     from rich.table import Table
 
     from . import registry, specs
-    from .checking import acceptance_for, expected_output_layout, poison_value
+    from .checking import acceptance_for, check_example, expected_output_layout, poison_value
     from .cli import availability, configure, console, _select
     if ns.repeat < 1:
         raise ValueError(f"--repeat must be >= 1, got {ns.repeat}")
     configure(ns)
     variants = _select(ns)
+    if ns.baseline != "spec" and ns.baseline not in {v.id for v in variants}:
+        raise ValueError(f"--baseline {ns.baseline!r} is not one of the selected variants; accepted: 'spec' or "
+                         f"one of {', '.join(v.id for v in variants)}")
     rows = []
     for op in sorted({v.op for v in variants}):
         problem = bench_problem(op, ns.scale)
@@ -112,13 +121,18 @@ def cmd_bench(ns) -> int:
             if why:
                 rows.append({"variant": v.id, "median_s": None, "status": f"skipped: {why}"})
                 continue
+            params = v.default_params()
+            with console.status(f"checking {v.id} on the bench problem (also its warm-up run)"):
+                first = check_example(v, problem, params)
+            if first.status != "pass":  # a wrong kernel's time is not a result
+                rows.append({"variant": v.id, "median_s": None, "status": f"{first.status}: {first.message[:200]}"})
+                continue
             shape, dtype = expected_output_layout(problem, v.writes, acc.expected)
             buf = np.full(shape, poison_value(dtype, acc.expected), dtype)
             problem.set_output(buf)
-            params = v.default_params()
             try:
                 with console.status(f"timing {v.id}"):
-                    ts = time_call(lambda: v.run(problem, **params), ns.repeat)
+                    ts = time_call(lambda: v.run(problem, **params), ns.repeat, warmup=False)
             except Exception as e:
                 rows.append({"variant": v.id, "median_s": None, "status": f"error: {type(e).__name__}: {e}"})
                 continue
