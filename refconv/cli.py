@@ -6,6 +6,7 @@ Backends add their own options to ``check``/``list``/``bench`` through
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -97,7 +98,7 @@ def cmd_list(ns) -> int:
         t.add_column(col)
     rows = 0
     for name, b in registry.backends().items():
-        if ns.backend and name != ns.backend:
+        if ns.backend and not fnmatch.fnmatchcase(name, ns.backend):
             continue
         if not isinstance(b, Backend):
             t.add_row("*", name, "*", f"[red]no: {b.reason()}[/]", "", "")

@@ -1,5 +1,6 @@
 """The command line as a new user meets it: list, check with reports, clear errors."""
 import json
+import os
 
 from conftest import refconv_cli
 
@@ -35,3 +36,35 @@ def test_bad_profile_is_rejected_naming_the_choices():
 def test_repro_of_a_missing_file_says_so(tmp_path):
     p = refconv_cli("repro", str(tmp_path / "nope.json"))
     assert p.returncode == 2 and "does not exist" in p.stdout
+
+
+def test_plain_refconv_check_runs_every_backend_together_green(tmp_path):
+    """The README's first command, ``refconv check`` with no options, over every installed backend
+    at once (few examples: the per-backend conformance tests cover depth).  Backends share worker
+    processes, so this is where they can break each other: numba_cpu importing numba before
+    numba_cuda chose the simulator once put every numba_cuda variant on a missing GPU."""
+    env = dict(os.environ)
+    for k in ("REFCONV_CUDA", "REFCONV_SANITIZE", "NUMBA_ENABLE_CUDASIM", "REFCONV_OPENCL"):
+        env.pop(k, None)
+    p = refconv_cli("check", "--examples", "2", "--seed", "0", "--database", "none", "--no-save",
+                    "--json", "r.json", cwd=tmp_path, env=env, timeout=1200)
+    rep = json.loads((tmp_path / "r.json").read_text())
+    bad = [(r["variant"], r["status"], r["reason"][:200]) for r in rep["results"] if r["status"] in ("fail", "error")]
+    assert p.returncode == 0 and not bad, bad
+    backends = {r["variant"].split("/")[1] for r in rep["results"] if r["status"] == "pass"}
+    assert {"numba_cpu", "numba_cuda", "opencl", "example"} <= backends
+
+
+def test_numba_cuda_auto_mode_survives_numba_imported_first_in_the_same_worker(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("REFCONV_CUDA", "NUMBA_ENABLE_CUDASIM")}
+    p = refconv_cli("check", "--backend", "numba_c*", "--op", "matvec", "--jobs", "1", "--examples", "2",
+                    "--database", "none", "--no-save", "--json", "r.json", cwd=tmp_path, env=env)
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert [r["variant"] for r in rep["results"]][0].startswith("matvec/numba_cpu/")  # numba imported first
+    assert p.returncode == 0, [(r["variant"], r["reason"][:200]) for r in rep["results"]]
+
+
+def test_list_backend_filter_takes_a_glob():
+    p = refconv_cli("list", "--backend", "numba_c*")
+    assert p.returncode == 0
+    assert "numba_cpu" in p.stdout and "numba_cuda" in p.stdout and "opencl" not in p.stdout

@@ -106,6 +106,11 @@ def _import_cuda():
     want = _wanted()
     if "numba.cuda" not in sys.modules:
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if want == "sim" else "0"
+        # numba-cuda reads the flag from numba's config, which was loaded from the environment
+        # when numba was first imported -- maybe by another backend (numba_cpu) in this process
+        cfg = sys.modules.get("numba.core.config")
+        if cfg is not None and hasattr(cfg, "reload_config"):
+            cfg.reload_config()
     if not hasattr(np, "row_stack"):  # numpy 2.5 removed it; numba-cuda 0.30 still overloads it
         np.row_stack = np.vstack
     from numba import cuda
