@@ -5,6 +5,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 
@@ -76,4 +77,19 @@ out[:] = 0
 tree_sum[4, T](x, out)  # the scheduler works again after a failed launch
 res["after_error"] = out.tolist()
 res["threads_alive"] = threading.active_count()
+
+
+@cuda.jit
+def touch(x):
+    x[cuda.threadIdx.x] = 1
+
+
+for n in (1024, 1000, 990, 980, 970):  # 4964 threads over five block shapes
+    y = np.zeros(n, np.int32)
+    touch[1, n](y)
+    assert y.all()
+deadline = time.monotonic() + 10
+while threading.active_count() > 2048 + 1 and time.monotonic() < deadline:
+    time.sleep(0.05)  # evicted pools' threads are exiting
+res["threads_after_many_shapes"] = threading.active_count()
 print(json.dumps(res))

@@ -57,3 +57,8 @@ def test_threads_are_reused_not_leaked(both):
     event, _ = both
     # one pool of 64 and one of 8 / 10 threads at most, plus the main thread
     assert event["threads_alive"] <= 1 + 64 + 8 + 10 + 8
+
+
+def test_idle_threads_stay_bounded_over_many_block_shapes(both):
+    event, _ = both
+    assert event["threads_after_many_shapes"] <= 2048 + 1

@@ -142,7 +142,10 @@ class _Pool:
 
 
 _POOLS: dict = {}      # block shape -> _Pool, most recently used last
-_MAX_POOLS = 4
+#: idle threads kept across blocks and launches, all shapes together (the pool in use is kept
+#: whatever its size, as the simulator would start that many threads anyway): bounded so that a
+#: run over many block shapes stays far below a container's process / thread limit
+_MAX_POOLED_THREADS = 2048
 _THREAD = {}
 
 
@@ -153,8 +156,8 @@ def _pool_for(manager) -> _Pool:
         if "cls" not in _THREAD:
             _THREAD["cls"] = _thread_class()
         pool = _Pool(_THREAD["cls"], manager)
-        while len(_POOLS) >= _MAX_POOLS:
-            _POOLS.pop(next(iter(_POOLS))).close()
+    while _POOLS and sum(len(p.threads) for p in _POOLS.values()) + len(pool.threads) > _MAX_POOLED_THREADS:
+        _POOLS.pop(next(iter(_POOLS))).close()  # least recently used first
     _POOLS[key] = pool
     return pool
 
