@@ -1,6 +1,8 @@
 """Small helpers shared by the numba_cpu modules."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 
@@ -17,3 +19,13 @@ def c_array(a: np.ndarray) -> np.ndarray:
 def check_out(out: np.ndarray, shape: tuple, op: str) -> None:
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"{op}: output buffer has shape {tuple(out.shape)}, expected {tuple(shape)}")
+
+
+@contextlib.contextmanager
+def c_target(out: np.ndarray):
+    """A C-contiguous array for a kernel to write: ``out`` itself when it is one, else a scratch
+    array copied into ``out`` when the block ends."""
+    target = out if out.flags.c_contiguous else np.empty_like(out)
+    yield target
+    if target is not out:
+        out[...] = target

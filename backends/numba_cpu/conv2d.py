@@ -23,7 +23,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
-from ._util import c_array, check_out
+from ._util import c_array, c_target, check_out
 
 LAYOUTS = ("mkhw", "kmhw")
 
@@ -113,10 +113,8 @@ def run(problem, partial_layout="mkhw"):
     f_mrsc = c_array(np.transpose(w, (0, 2, 3, 1)).astype(x.dtype, copy=False))
     has_bias = "bias" in ins and ins["bias"] is not None
     bias = c_array(ins["bias"]).astype(x.dtype, copy=False) if has_bias else np.zeros(M, x.dtype)
-    target = out if out.flags.c_contiguous else np.empty_like(out)
-    _conv2d(x, f_mrsc, bias, has_bias, target, partial_layout == "kmhw", stride, pad, dil)
-    if target is not out:
-        out[...] = target
+    with c_target(out) as target:
+        _conv2d(x, f_mrsc, bias, has_bias, target, partial_layout == "kmhw", stride, pad, dil)
     return out
 
 

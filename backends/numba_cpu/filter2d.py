@@ -23,7 +23,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
-from ._util import c_array
+from ._util import c_array, c_target
 
 _NP_PAD = {"zero": "constant", "replicate": "edge", "reflect": "reflect", "wrap": "wrap"}
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -163,16 +163,14 @@ def run(problem, row_block=8):
     if out.size == 0:
         return out
     img3 = img.reshape((-1, h, wd))
-    target = out if out.flags.c_contiguous else np.empty_like(out)
-    out3 = target.reshape((-1, oh, ow))
     rmap, cmap = index_map(h, kh, boundary), index_map(wd, kw, boundary)
-    if accumulator == "int":
-        _filter2d_int(img3, w, out3, rmap, cmap, shift, cast == "wrap", int(row_block))
-    else:
-        _filter2d_float(img3, w, out3, rmap, cmap, is_u8, shift, rounding == "nearest-even",
-                        cast == "wrap", int(row_block))
-    if target is not out:
-        out[...] = target
+    with c_target(out) as target:
+        out3 = target.reshape((-1, oh, ow))
+        if accumulator == "int":
+            _filter2d_int(img3, w, out3, rmap, cmap, shift, cast == "wrap", int(row_block))
+        else:
+            _filter2d_float(img3, w, out3, rmap, cmap, is_u8, shift, rounding == "nearest-even",
+                            cast == "wrap", int(row_block))
     return out
 
 

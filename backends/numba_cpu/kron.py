@@ -17,7 +17,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
-from ._util import c_array, check_out
+from ._util import c_array, c_target, check_out
 
 LOOP_ORDERS = ("ikjl", "ijkl")
 
@@ -52,10 +52,8 @@ def run(problem, loop_order="ikjl"):
     b = c_array(problem.inputs["b"])
     out = problem.output()
     check_out(out, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]), "kron")
-    target = out if out.flags.c_contiguous else np.empty_like(out)
-    _kron(a, b, target, LOOP_ORDERS.index(loop_order))
-    if target is not out:
-        out[...] = target
+    with c_target(out) as target:
+        _kron(a, b, target, LOOP_ORDERS.index(loop_order))
     return out
 
 

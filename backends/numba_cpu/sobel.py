@@ -18,7 +18,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
-from ._util import c_array
+from ._util import c_array, c_target
 from .filter2d import _cast_u8_float, index_map
 
 #: (i, j, weight) of the non-zero Kx taps in spec order; Ky uses (j, i).
@@ -97,12 +97,10 @@ def run(problem, row_block=8):
         raise ValueError(f"sobel/numba_cpu/direct: out_dtype {out_dtype} not supported (uint8 or float)")
     if out.size == 0:
         return out
-    target = out if out.flags.c_contiguous else np.empty_like(out)
-    _sobel(g, target, index_map(h, 3, boundary), index_map(w, 3, boundary), _GX_I, _GX_J,
-           np.array(_GX_W, dtype=work), magnitude == "l2", out_dtype == np.uint8,
-           rounding == "nearest-even", cast == "wrap", int(row_block))
-    if target is not out:
-        out[...] = target
+    with c_target(out) as target:
+        _sobel(g, target, index_map(h, 3, boundary), index_map(w, 3, boundary), _GX_I, _GX_J,
+               np.array(_GX_W, dtype=work), magnitude == "l2", out_dtype == np.uint8,
+               rounding == "nearest-even", cast == "wrap", int(row_block))
     return out
 
 
