@@ -152,7 +152,7 @@ def cmd_bench(ns) -> int:
         b = base.get(op)
         r["speedup"] = (b / m) if (m and b) else None
         t.add_row(r["variant"], f"{m * 1e3:.3f} ms" if m else "-",
-                  f"{r['speedup']:.2f}×" if r["speedup"] else "-", r["status"])
+                  f"{r['speedup']:.3g}×" if r["speedup"] else "-", r["status"])
     console.print(t)
     if ns.json:
         Path(ns.json).write_text(json.dumps({"scale": ns.scale, "repeat": ns.repeat, "baseline": ns.baseline,
