@@ -17,6 +17,7 @@ TILE = 16
 TILE_PAD = TILE + 1  # computed here, at import: a plain constant to the compiler
 RED = 128
 N1 = 64
+N1_HALO = N1 + 2  # likewise; writing N1 + 2 inside the kernel is rejected by the GPU compiler
 # ... but T + 9 in a shared-array shape is not a compile-time constant for the real compiler
 T = 16
 
@@ -98,7 +99,7 @@ def early_return_sum(a, out, n):
 @cuda.jit
 def fused_partial_stage(a, out, n):
     # 3-tap box filter, fused: each block stages its tile plus a one-element halo on each side
-    s = cuda.shared.array(N1 + 2, float32)
+    s = cuda.shared.array(N1_HALO, float32)
     t = cuda.threadIdx.x
     i = cuda.grid(1)
     if i >= n:

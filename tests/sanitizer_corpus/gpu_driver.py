@@ -3,7 +3,9 @@
     python3 gpu_driver.py --all            # every case in one process: does the output come out right?
     python3 gpu_driver.py --case NAME      # one case (one process per case under compute-sanitizer:
                                            # a memcheck error poisons the CUDA context for the rest)
-Prints one JSON line per case: {"case", "ok", "max_abs_err", "error"}.
+    python3 gpu_driver.py --all --repeat 20  # each case 20 times: how often is a racy output wrong?
+Prints one JSON line per case and run: {"case", "run", "ok", "max_abs_err", "error"}.
+Every kernel is compiled with ``lineinfo=True``, so compute-sanitizer names source lines.
 """
 from __future__ import annotations
 
@@ -23,9 +25,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from sanitizer_corpus import cuda_kernels as ck  # noqa: E402
 
 
-def run_case(name):
+def _with_lineinfo():
+    """Ask for line information in every corpus kernel (read by the dispatcher at compile time)."""
+    from numba.cuda.dispatcher import CUDADispatcher
+    for obj in vars(ck).values():
+        if isinstance(obj, CUDADispatcher):
+            obj.targetoptions["lineinfo"] = True
+
+
+def run_case(name, k=0):
     run = ck.CASES[name][0]
-    rec = {"case": name, "ok": None, "max_abs_err": None, "error": None}
+    rec = {"case": name, "run": k, "ok": None, "max_abs_err": None, "error": None}
     try:
         got, exp = run()
         from numba import cuda
@@ -46,13 +56,17 @@ def main():
     ap.add_argument("--case")
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each case (default 1)")
     a = ap.parse_args()
     if a.list:
         print(" ".join(ck.CASES))
         return
+    _with_lineinfo()
     names = list(ck.CASES) if a.all else [a.case]
     for n in names:
-        run_case(n)
+        for k in range(a.repeat):
+            if run_case(n, k)["error"]:
+                break  # a compile error repeats identically
 
 
 if __name__ == "__main__":

@@ -1,10 +1,14 @@
 #!/bin/bash
-# One device run: unpack the carried numba/numba-cuda/llvmlite/cuda-python site (.whl_san/site.tar.xz,
+# One device run: unpack the carried (or already unpacked) numba/numba-cuda/llvmlite/cuda-python site (.whl_san/site.tar.xz,
 # cp312), then: plain GPU run of every corpus case, and compute-sanitizer memcheck / racecheck /
 # synccheck / initcheck over each case (one process per case and tool).  Results under $OUT.
 set -u
 D=$(cd "$(dirname "$0")" && pwd)
-mkdir -p /tmp/site && (tar xJf .whl_san/site.tar.xz -C /tmp/site 2>/dev/null || python3 -c "import tarfile; tarfile.open('.whl_san/site.tar.xz').extractall('/tmp/site')") || exit 1
+# SITE: the carried tarball (default .whl_san/site.tar.xz); skipped when /tmp/site already holds numba_cuda.
+SITE=${SITE:-.whl_san/site.tar.xz}
+if [ ! -d /tmp/site/numba_cuda ]; then
+  mkdir -p /tmp/site && (tar xJf "$SITE" -C /tmp/site 2>/dev/null || python3 -c "import tarfile,sys; tarfile.open(sys.argv[1]).extractall('/tmp/site')" "$SITE") || exit 1
+fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 LOG=$OUT/logs; mkdir -p $LOG
@@ -12,8 +16,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $LOG/gpu.txt 
 compute-sanitizer --version >> $LOG/gpu.txt 2>&1
 python3 -c "import numpy, numba, numba_cuda; print(numpy.__version__, numba.__version__, numba_cuda.__version__)" >> $LOG/gpu.txt 2>&1
 cat $LOG/gpu.txt
-python3 $D/gpu_driver.py --all > $LOG/plain.jsonl 2> $LOG/plain.err
-cat $LOG/plain.jsonl | cut -c1-300
+python3 $D/gpu_driver.py --all --repeat ${REPEAT:-20} > $LOG/plain.jsonl 2> $LOG/plain.err
 CASES=$(python3 $D/gpu_driver.py --list)
 jobs=""
 for tool in memcheck racecheck synccheck initcheck; do
@@ -31,16 +34,26 @@ for f in sorted(glob.glob(log + "/*.*.txt")):
     hz = re.search(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", text)
     first = [l.strip() for l in text.splitlines() if re.search(r"(Invalid|Race|hazard|Barrier|Uninitialized|error)", l, re.I) and "SUMMARY" not in l][:6]
     ok = [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+    lines = sorted({int(x) for x in re.findall(r"cuda_kernels\.py:(\d+)", text)} -
+                   {int(x) for x in re.findall(r"Host Frame:.*cuda_kernels\.py:(\d+)", text)})
     res.setdefault(case, {})[tool] = {"errors": int(m.group(1)) if m else None,
         "hazards": [int(x) for x in hz.groups()] if hz else None, "first": first, "run": ok[0] if ok else None,
-        "rc": text.strip().splitlines()[-1]}
+        "kernel_lines": lines, "rc": text.strip().splitlines()[-1]}
 for l in open(log + "/plain.jsonl"):
-    r = json.loads(l); res.setdefault(r["case"], {})["plain"] = r
+    r = json.loads(l)
+    p = res.setdefault(r["case"], {}).setdefault("plain", {"runs": 0, "wrong": 0, "max_abs_err": 0.0, "error": None})
+    p["runs"] += 1
+    if r["error"]:
+        p["error"] = r["error"]
+    else:
+        p["wrong"] += not r["ok"]
+        p["max_abs_err"] = max(p["max_abs_err"], r["max_abs_err"])
 print(json.dumps(res, indent=1))
 PY
 tar czf $OUT/logs.tgz -C $OUT logs && rm -rf $LOG
 python3 -c "
 import json; d=json.load(open('$OUT/summary.json'))
 for c,v in d.items():
-    print(c, 'plain ok=%s err=%s' % (v.get('plain',{}).get('ok'), (v.get('plain',{}).get('error') or '')[:80]), {t: (v[t]['errors'], v[t]['hazards']) for t in ('memcheck','racecheck','synccheck','initcheck') if t in v})
+    p = v.get('plain', {})
+    print(c, 'plain wrong %s/%s max_err=%s err=%s' % (p.get('wrong'), p.get('runs'), p.get('max_abs_err'), (p.get('error') or '')[:60]), {t: (v[t]['errors'], v[t]['hazards'], v[t]['kernel_lines']) for t in ('memcheck','racecheck','synccheck','initcheck') if t in v})
 "
