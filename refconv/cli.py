@@ -128,6 +128,9 @@ def cmd_check(ns) -> int:
     from .runner import VariantResult
     bopts = configure(ns)
     prof = get_profile(ns.profile, ns.examples, ns.timeout)
+    if ns.hang_shrink is not None and ns.hang_shrink < 0:
+        raise ValueError(f"--hang-shrink must be >= 0 seconds, got {ns.hang_shrink:g}")
+    hang_budget = 4 * prof.timeout if ns.hang_shrink is None else ns.hang_shrink
     variants = _select(ns)
     results: dict[str, VariantResult] = {}
     runnable = []
@@ -175,6 +178,8 @@ def cmd_check(ns) -> int:
 
         results.update(run_jobs(jobs, workers=workers, timeout=prof.timeout, backend_options=bopts,
                                 on_event=on_event))
+    if hang_budget > 0:
+        _shrink_hangs(results, prof.timeout, hang_budget, bopts, quiet=ns.quiet)
     elapsed = time.perf_counter() - t0
 
     for vid, found in pre.items():
@@ -191,6 +196,37 @@ def cmd_check(ns) -> int:
         write_junit(ns.junit, ordered, elapsed)
     bad = [r for r in ordered if r.status in ("fail", "error")]
     return 1 if bad else 0
+
+
+def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
+    """Shrink each hanging case (see refconv.hang_shrink) and put the smaller case in its result."""
+    from .hang_shrink import shrink_hang
+    from .problem import Problem
+    from .strategies import parse_params
+    for r in results.values():
+        f = r.failure or {}
+        if not (r.status == "error" and r.reason.startswith("hang") and f.get("case")):
+            continue
+        desc, _, ps = f["case"].partition(" @ ")
+        v = registry.get(r.variant)
+        with console.status(f"shrinking the hang of {r.variant}") as st:
+            def on_attempt(n, case, outcome, _st=st, _v=r.variant):
+                if not quiet:
+                    _st.update(f"shrinking the hang of {_v}: attempt {n} ({outcome}) {case}")
+            s = shrink_hang(v, Problem.parse(desc), parse_params(ps), timeout=timeout, budget=budget,
+                            backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
+                            on_attempt=on_attempt)
+        how = (f"{s.attempts} attempts in {s.seconds:.0f}s" + ("" if s.complete else ", budget spent")
+               + ("" if s.confirmed else "; the smaller case returned under the full timeout, kept the original"))
+        if s.case != f["case"]:
+            f.update(original_case=f["case"], case=s.case, descriptor=s.problem.descriptor(),
+                     params=s.params)
+            r.reason = f"{r.reason}; shrunk to {s.case} ({how})"
+        else:
+            r.reason = f"{r.reason}; no smaller case hangs ({how})"
+        f["shrink"] = {"attempts": s.attempts, "seconds": round(s.seconds, 2), "complete": s.complete,
+                       "confirmed": s.confirmed}
+        console.print(f"[magenta]hang[/] {r.variant}: {r.reason}")
 
 
 def _save_hang_reproducers(results, failures_dir, profile):
@@ -336,6 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--examples", type=int, help="examples per variant (overrides the profile)")
     p.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible run")
     p.add_argument("--timeout", type=float, help="seconds one example may run before it counts as a hang")
+    p.add_argument("--hang-shrink", type=float, metavar="SECONDS",
+                   help="time allowed to shrink each hanging case from outside the worker "
+                        "(default: 4 × the timeout; 0 keeps the case as found)")
     p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: number of CPUs)")
     p.add_argument("--database", help="Hypothesis example database: a directory, redis://..., or none "
                                       "(default .refconv/hypothesis, env REFCONV_DATABASE)")

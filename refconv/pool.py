@@ -37,6 +37,11 @@ def configure_backends(backend_options: dict) -> None:
             b.configure({o.dest: backend_options.get(o.dest, o.default) for o in b.options})
 
 
+def worker_env() -> dict:
+    """The environment variables a worker inherits from the parent (backend and refconv settings)."""
+    return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
+
+
 def _worker(conn, backend_options: dict, env: dict) -> None:
     os.environ.update(env)
     configure_backends(backend_options)
@@ -72,6 +77,7 @@ class _Slot:
         self.case: str | None = None
         self.since = time.monotonic()
         self.examples = 0
+        self.slowest = 0.0  # seconds of the slowest example that returned (scales a hang shrink's limit)
 
     def kill(self):
         try:
@@ -86,7 +92,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
     """Run ``jobs`` on ``workers`` processes; returns ``{variant_id: VariantResult}``.
     ``on_event(kind, variant_id, payload)`` gets ``start``/``done``/``result`` events."""
     ctx = mp.get_context("spawn")
-    env = {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
+    env = worker_env()
     pending = list(jobs)
     results: dict[str, VariantResult] = {}
     slots: list[_Slot] = []
@@ -95,7 +101,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
     def feed(slot):
         if pending:
             slot.job = pending.pop(0)
-            slot.case, slot.since, slot.examples = None, time.monotonic(), 0
+            slot.case, slot.since, slot.examples, slot.slowest = None, time.monotonic(), 0, 0.0
             slot.parent.send(slot.job)
         else:
             slot.job = None
@@ -119,6 +125,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                         s.case, s.since = msg[2], time.monotonic()
                     elif kind == "done":
                         s.examples += 1
+                        s.slowest = max(s.slowest, time.monotonic() - s.since)
                         s.since = time.monotonic()
                     elif kind == "result":
                         results[vid] = msg[2]
@@ -136,7 +143,8 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                            f"worker process died (exit code {s.proc.exitcode})")
                     r = VariantResult(vid, "error", examples=s.examples, reason=why,
                                       failure={"status": "error", "descriptor": (s.case or "").split(" @ ")[0],
-                                               "case": s.case, "message": why})
+                                               "case": s.case, "message": why,
+                                               "slowest_example_s": round(s.slowest, 3)})
                     results[vid] = r
                     emit("result", vid, r)
                     s.kill()

@@ -110,6 +110,12 @@ def _draw_filter2d(draw, v, prof, moduli):
     return d, o, fills
 
 
+def _conv2d_window_fits(d, o) -> bool:
+    """The dilated window fits the padded input: H + 2·pad ≥ dil·(R − 1) + 1 (and likewise W)."""
+    p, dl = o["padding"], o["dilation"]
+    return d["h"] + 2 * p >= dl * (d["r"] - 1) + 1 and d["w"] + 2 * p >= dl * (d["s"] - 1) + 1
+
+
 def _draw_conv2d(draw, v, prof, moduli):
     dom = lambda k: domain(v, k, prof)  # noqa: E731
     d = {k: _pick(draw, dom(k)) for k in ("dtype", "n", "c", "m", "r", "s", "groups", "bias")}
@@ -117,8 +123,7 @@ def _draw_conv2d(draw, v, prof, moduli):
     d["w"] = _size(draw, dom("w"), moduli)
     assume(d["c"] % d["groups"] == 0 and d["m"] % d["groups"] == 0)
     o = {k: _pick(draw, dom(k)) for k in ("stride", "padding", "dilation")}
-    s, p, dl = o["stride"], o["padding"], o["dilation"]
-    assume(d["h"] + 2 * p >= dl * (d["r"] - 1) + 1 and d["w"] + 2 * p >= dl * (d["s"] - 1) + 1)
+    assume(_conv2d_window_fits(d, o))
     names = [("x", d["dtype"]), ("w", d["dtype"])] + ([("bias", d["dtype"])] if d["bias"] else [])
     return d, o, _fills(draw, v, names)
 
@@ -172,6 +177,35 @@ def cases(draw, variant: Variant, profile: Profile | str = "ci"):
 def problems(variant: Variant, profile: Profile | str = "ci"):
     """A strategy for problems only (launch parameters at their defaults)."""
     return cases(variant, profile).map(lambda pp: pp[0])
+
+
+def outside_support(variant: Variant, problem: Problem, params: dict) -> str | None:
+    """Why ``(problem, params)`` is not a case the strategies could draw for ``variant`` (a dim
+    outside its domain, the op's cross-dimension rules, ``variant.constraint``), or ``None``.
+    Used to keep cases built outside Hypothesis (a shrunk hang) inside the declared support."""
+    d, o = problem.dims, problem.options
+    for k, val in d.items():
+        dom = domain(variant, k)
+        if val not in dom:
+            return f"{k}={val!r} outside {dom!r}"
+    if problem.op == "conv2d":
+        if d["c"] % d["groups"] or d["m"] % d["groups"]:
+            return f"groups={d['groups']} does not divide c={d['c']} and m={d['m']}"
+        if not _conv2d_window_fits(d, o):
+            return "the dilated window does not fit the padded input"
+    if problem.op == "sobel" and not (d["channels"] == 0 or d["dtype"] == "uint8"):
+        return f"channels={d['channels']} needs dtype uint8"
+    for name, fill in problem.fills.items():
+        allowed = variant.supports.get(f"fill.{name}")
+        if allowed is not None and fill.partition(".")[0] not in allowed:
+            return f"fill {name}={fill} outside {allowed!r}"
+    try:
+        variant.check_params(params)
+    except ValueError as e:
+        return str(e)
+    if variant.constraint is not None:
+        return variant.constraint(problem, params)
+    return None
 
 
 def describe_case(problem: Problem, params: dict) -> str:

@@ -18,7 +18,7 @@ EXPECTED = {
 def buggy_run(buggy_env, tmp_path_factory):
     work = tmp_path_factory.mktemp("buggy_run")
     p = refconv_cli("check", "--backend", "buggy", "--seed", "3", "--timeout", "8", "--jobs", "2",
-                    "--json", "report.json", "--junit", "report.xml", "--quiet",
+                    "--hang-shrink", "0", "--json", "report.json", "--junit", "report.xml", "--quiet",
                     env=buggy_env, cwd=work, timeout=900)
     return p, work, json.loads((work / "report.json").read_text())
 
@@ -46,6 +46,30 @@ def test_hang_is_an_error_and_does_not_stall_the_others(buggy_run):
     hang = next(r for r in report["results"] if r["variant"] == "matvec/buggy/hangs")
     assert hang["status"] == "error" and "hang" in hang["reason"]
     assert report["seconds"] < 300
+
+
+def test_hang_is_kept_as_found_with_hang_shrink_0(buggy_run):
+    _, _, report = buggy_run
+    hang = next(r for r in report["results"] if r["variant"] == "matvec/buggy/hangs")
+    assert "shrink" not in hang["failure"] and "original_case" not in hang["failure"]
+
+
+def test_hanging_case_is_shrunk_to_the_smallest_that_still_hangs(buggy_env, tmp_path):
+    # matvec/buggy/hangs hangs exactly when rows > 3: the smallest hanging case has rows=4,
+    # cols at its minimum 1, and zero fills
+    p = refconv_cli("check", "--backend", "buggy", "--variant", "hangs", "--seed", "3", "--timeout", "3",
+                    "--hang-shrink", "120", "--json", "report.json", "--quiet", env=buggy_env, cwd=tmp_path,
+                    timeout=600)
+    report = json.loads((tmp_path / "report.json").read_text())
+    (r,) = report["results"]
+    assert r["status"] == "error" and "hang" in r["reason"], p.stdout + p.stderr
+    f = r["failure"]
+    assert f["shrink"]["complete"] and f["shrink"]["confirmed"], f
+    desc = f["descriptor"]
+    assert ",rows=4,cols=1:" in desc and "m=zero.0" in desc and "v=zero.0" in desc, f
+    assert f["original_case"] != f["case"] and "shrunk to" in r["reason"]
+    saved = json.loads((tmp_path / r["reproducer"]).read_text())
+    assert saved["descriptor"] == desc
 
 
 def test_raising_variant_is_an_error_with_its_message(buggy_run):

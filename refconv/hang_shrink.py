@@ -1,0 +1,235 @@
+"""Shrinking a hang from outside the process that hangs.
+
+Hypothesis shrinks a case by running smaller ones in the same process, which is impossible once
+an example never returns: the worker is killed by the parent (:mod:`refconv.pool`) and only the
+hanging case is known.  :func:`shrink_hang` shrinks it greedily, from outside:
+
+* each integer size (a ``Range`` dim) is lowered towards the smallest value its domain allows:
+  first an ascending probe ``lo, lo+1, lo+2, lo+4, lo+8, …`` (the first value that still hangs is
+  taken), then a bisection between the largest value seen to return and the current one;
+* each input fill is set to ``zero.0``;
+* each launch parameter is set to its default.
+
+Each candidate runs once (:func:`refconv.checking.check_example`) in a worker process under a
+time limit.  A candidate *hangs* when it is still running at the limit; one that returns, fails
+or raises does not, and is rejected.  Passes over all dims, fills and parameters repeat until a
+whole pass changes nothing or the time budget is spent.  A candidate is proposed only inside the
+variant's declared support (:func:`refconv.strategies.outside_support`).
+
+The limit per candidate is ``min(timeout, max(10 s, 10 × the slowest example that returned in
+the check))``.  When that is below ``timeout``, the final case is run once more with the full
+``timeout``; if it returns then, the original case is kept.  The worker process is reused while
+candidates return and replaced after each hang (its runaway threads die with it).
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from .problem import Problem
+from .strategies import describe_case, domain, outside_support
+from .variant import Range, Variant
+
+HANG, RETURNED = "hang", "returned"
+
+
+@dataclass
+class ShrinkResult:
+    """``problem``/``params``: the smallest case found that still hangs (the original one when
+    nothing smaller did); ``attempts``: candidates run; ``complete``: ``False`` when the time
+    budget ran out first; ``confirmed``: the final case was seen to hang under the full timeout."""
+
+    problem: Problem
+    params: dict
+    attempts: int = 0
+    seconds: float = 0.0
+    complete: bool = True
+    confirmed: bool = True
+    log: list = field(default_factory=list)
+
+    @property
+    def case(self) -> str:
+        return describe_case(self.problem, self.params)
+
+
+def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str) -> None:
+    os.environ.update(env)
+    from .checking import InvalidProblem, check_example
+    from .pool import configure_backends
+    from .registry import get
+    configure_backends(backend_options)
+    v = get(variant_id)
+    conn.send(("ready",))
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        desc, params = msg
+        try:
+            r = check_example(v, Problem.parse(desc), params)
+            conn.send((RETURNED, r.status))
+        except InvalidProblem as e:
+            conn.send(("invalid", str(e)))
+        except Exception as e:  # noqa: BLE001 - any return is "not a hang"
+            conn.send((RETURNED, f"raised {type(e).__name__}"))
+
+
+class _Runner:
+    """One worker process at a time; replaced after a hang."""
+
+    def __init__(self, variant_id, backend_options, env, start_timeout=300.0):
+        self.variant_id = variant_id
+        self.args = (backend_options, env, variant_id)
+        self.start_timeout = start_timeout
+        self.ctx = mp.get_context("spawn")
+        self.proc = self.conn = None
+
+    def _start(self):
+        self.conn, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=_attempt_worker, args=(child, *self.args), daemon=True)
+        self.proc.start()
+        child.close()
+        if not self.conn.poll(self.start_timeout):
+            self.close()
+            raise RuntimeError(f"hang shrink: the worker for {self.variant_id} did not start in {self.start_timeout:g}s")
+        try:
+            self.conn.recv()
+        except EOFError:
+            code = self.proc.exitcode
+            self.close()
+            raise RuntimeError(f"hang shrink: the worker for {self.variant_id} died while starting (exit code {code})")
+
+    def run(self, problem: Problem, params: dict, limit: float) -> str:
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        self.conn.send((problem.descriptor(), params))
+        if self.conn.poll(limit):
+            try:
+                return self.conn.recv()[0]
+            except EOFError:  # the worker died: not a hang
+                self.close()
+                return RETURNED
+        self.close()
+        return HANG
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+                self.proc.join(5)
+            except Exception:  # noqa: BLE001
+                pass
+        self.proc = self.conn = None
+
+
+def _ladder(lo: int, cur: int) -> list[int]:
+    """Ascending probe values below ``cur``: lo, lo+1, lo+2, lo+4, lo+8, …"""
+    vals = {lo, lo + 1, lo + 2} | {lo + (1 << i) for i in range(2, 62) if lo + (1 << i) < cur}
+    return sorted(x for x in vals if x < cur)
+
+
+def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: float, budget: float,
+                backend_options: dict, slowest_example: float = 0.0, env: dict | None = None,
+                on_attempt: Callable[[int, str, str], None] | None = None) -> ShrinkResult:
+    """Shrink the hanging case ``(problem, params)`` of ``variant`` (see the module docstring).
+
+    ``budget``: seconds the search may take (a candidate already running is let finish);
+    ``on_attempt(n, case, outcome)`` is called after each candidate (progress)."""
+    if budget <= 0:
+        raise ValueError(f"budget must be > 0 seconds, got {budget}")
+    if timeout <= 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+    from .pool import worker_env
+    limit = min(timeout, max(10.0, 10.0 * slowest_example))
+    runner = _Runner(variant.id, backend_options, env if env is not None else worker_env())
+    t0 = time.monotonic()
+    res = ShrinkResult(problem, dict(params))
+    seen: dict[str, str] = {}
+
+    def out_of_time():
+        return time.monotonic() - t0 >= budget
+
+    def attempt(p: Problem, ps: dict) -> str:
+        key = describe_case(p, ps)
+        if key in seen:
+            return seen[key]
+        if outside_support(variant, p, ps) is not None:
+            seen[key] = "invalid"
+            return "invalid"
+        outcome = runner.run(p, ps, limit)
+        res.attempts += 1
+        seen[key] = outcome
+        res.log.append((key, outcome))
+        if on_attempt:
+            on_attempt(res.attempts, key, outcome)
+        return outcome
+
+    def with_dim(p, k, val):
+        return replace(p, dims={**p.dims, k: val})
+
+    def shrink_size(k) -> bool:
+        dom = domain(variant, k)
+        cur = res.problem.dims[k]
+        if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
+            return False
+        start, best_returned = cur, None
+        for x in _ladder(dom.lo, cur):
+            if out_of_time():
+                break
+            o = attempt(with_dim(res.problem, k, x), res.params)
+            if o == HANG:
+                res.problem, cur = with_dim(res.problem, k, x), x
+                break
+            if o == RETURNED:
+                best_returned = x
+        while best_returned is not None and cur - best_returned > 1 and not out_of_time():
+            mid = (best_returned + cur) // 2
+            o = attempt(with_dim(res.problem, k, mid), res.params)
+            if o == HANG:
+                res.problem, cur = with_dim(res.problem, k, mid), mid
+            elif o == RETURNED:
+                best_returned = mid
+            else:
+                break
+        return cur < start
+
+    def simplify_fill(name) -> bool:
+        if res.problem.fills[name] == "zero.0":
+            return False
+        cand = replace(res.problem, fills={**res.problem.fills, name: "zero.0"})
+        if attempt(cand, res.params) == HANG:
+            res.problem = cand
+            return True
+        return False
+
+    def default_param(name, default) -> bool:
+        if res.params.get(name) == default:
+            return False
+        ps = {**res.params, name: default}
+        if attempt(res.problem, ps) == HANG:
+            res.params = ps
+            return True
+        return False
+
+    try:
+        changed = True
+        while changed and not out_of_time():
+            changed = False
+            for k in list(res.problem.dims):
+                changed |= shrink_size(k)
+            for name in list(res.problem.fills):
+                changed |= not out_of_time() and simplify_fill(name)
+            for p in variant.params:
+                changed |= not out_of_time() and default_param(p.name, p.default)
+        res.complete = not out_of_time()
+        if limit < timeout and (res.problem != problem or res.params != params):
+            res.confirmed = runner.run(res.problem, res.params, timeout) == HANG
+            if not res.confirmed:
+                res.problem, res.params = problem, dict(params)
+    finally:
+        runner.close()
+        res.seconds = time.monotonic() - t0
+    return res
