@@ -213,9 +213,13 @@ def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
             def on_attempt(n, case, outcome, _st=st, _v=r.variant):
                 if not quiet:
                     _st.update(f"shrinking the hang of {_v}: attempt {n} ({outcome}) {case}")
-            s = shrink_hang(v, Problem.parse(desc), parse_params(ps), timeout=timeout, budget=budget,
-                            backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
-                            on_attempt=on_attempt)
+            try:
+                s = shrink_hang(v, Problem.parse(desc), parse_params(ps), timeout=timeout, budget=budget,
+                                backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
+                                on_attempt=on_attempt)
+            except Exception as e:  # the hang stays reported as found
+                r.reason = f"{r.reason}; not shrunk ({type(e).__name__}: {e})"
+                continue
         how = (f"{s.attempts} attempts in {s.seconds:.0f}s" + ("" if s.complete else ", budget spent")
                + ("" if s.confirmed else "; the smaller case returned under the full timeout, kept the original"))
         if s.case != f["case"]:
