@@ -24,7 +24,8 @@ import numpy as np
 
 from .findings import collect
 from .problem import Problem
-from .variant import Variant
+from .sink import RowSink
+from .variant import Variant, run_variant
 
 _NAN_POISON = {np.dtype(np.float32): np.uint32(0x7FC5A5A5), np.dtype(np.float64): np.uint64(0x7FF8A5A5A5A5A5A5)}
 
@@ -135,6 +136,11 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
     """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result."""
     desc = problem.descriptor()
     t0 = time.perf_counter()
+    if problem.op in _ROW_SPECS:
+        return _check_by_rows(variant, problem, params, desc, t0)
+    if variant.output == "rows":
+        raise InvalidProblem(f"{variant.id}: output='rows' is only checked for ops with a row-block spec "
+                             f"({', '.join(_ROW_SPECS)}), not {problem.op}")
     try:
         with np.errstate(all="ignore"):
             acc = acceptance_for(problem)
@@ -144,10 +150,9 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
     shape, dtype = expected_output_layout(problem, variant.writes, expected)
     poison = poison_value(dtype, expected)
     buf = np.full(shape, poison, dtype=dtype)
-    problem.set_output(buf)
     with collect() as findings, _quiet_fp_warnings():
         try:
-            got = variant.run(problem, **params)
+            got = run_variant(variant, problem, buf, params)
         except Exception as e:  # the variant's error, reported not raised
             tb = traceback.format_exception_only(type(e), e)[-1].strip()
             return ExampleResult("error", desc, dict(params), message=f"raised {tb}",
@@ -176,14 +181,20 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
         "pass", desc, dict(params), n_bad=int(v.n_bad), n_unwritten=n_unwritten, n_border=n_border,
         first_bad=v.first_bad, max_abs=float(v.max_abs), max_rel=float(v.max_rel), exact=bool(v.exact),
         findings=list(findings), seconds=seconds, message=v.message if not v.ok else "")
+    return _conclude(res, v.ok, v.message, n_unwritten, unwritten_at=(
+        tuple(int(i) for i in np.argwhere(unwritten)[0]) if n_unwritten else None), n_border=n_border,
+        findings=findings)
+
+
+def _conclude(res: ExampleResult, ok: bool, message: str, n_unwritten: int, unwritten_at, n_border: int,
+              findings) -> ExampleResult:
     problems = []
-    if not v.ok:
-        problems.append(v.message)
+    if not ok:
+        problems.append(message)
     if n_unwritten:
-        first = tuple(int(i) for i in np.argwhere(unwritten)[0])
-        problems.append(f"{n_unwritten} output element(s) never written (still poison), first at {first}")
+        problems.append(f"{n_unwritten} output element(s) never written (still poison), first at {unwritten_at}")
         if res.first_bad is None:
-            res.first_bad = first
+            res.first_bad = unwritten_at
     if n_border:
         problems.append(f"{n_border} element(s) outside the declared interior were written")
     if findings:
@@ -193,3 +204,111 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
         res.status = "fail"
         res.message = "; ".join(problems)
     return res
+
+
+# ----------------------------------------------------------------------------- row-block checking
+#
+# Ops whose spec can produce any row range of the result on its own are checked block by block:
+# the expected result is never formed whole, so the checker holds at most the variant's output
+# (an "array" variant) or nothing but one block (an output="rows" variant, see refconv.sink).
+
+def _kron_rows(problem: Problem):
+    from .specs.kron import kron_rows, resolve
+    a, b = resolve(problem.inputs["a"], problem.inputs["b"])
+    shape = (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1])
+    return shape, a.dtype, lambda r0, r1: kron_rows(a, b, r0, r1)
+
+
+_ROW_SPECS = {"kron": _kron_rows}
+#: elements per block when an array result is verified block by block
+_CHECK_BLOCK_ELEMENTS = 1 << 22
+
+
+def _row_poison(dtype: np.dtype):
+    dtype = np.dtype(dtype)
+    if dtype in _NAN_POISON:
+        return _NAN_POISON[dtype].view(dtype)
+    info = np.iinfo(dtype)
+    return dtype.type(info.max - (0x5A if dtype.itemsize == 1 else 0x5A5A))
+
+
+class _RowChecker:
+    """Accumulates the verdict over row blocks of a result (exact ops: every element has one
+    accepted value)."""
+
+    def __init__(self, op: str, rows_of, poison):
+        self.op, self.rows_of, self.poison = op, rows_of, poison
+        self.n_bad = self.n_unwritten = self.n_checked = 0
+        self.first_bad = self.first_unwritten = None
+        self.first_message = ""
+        self.max_abs = self.max_rel = 0.0
+
+    def consume(self, row0: int, block: np.ndarray) -> None:
+        from .tolerance import exact
+        r1 = row0 + block.shape[0]
+        exp = self.rows_of(row0, r1)
+        unwritten = _same_bits(block, self.poison) & ~_same_bits(exp, self.poison)
+        nu = int(unwritten.sum())
+        if nu:
+            if self.first_unwritten is None:
+                r, c = np.argwhere(unwritten)[0]
+                self.first_unwritten = (row0 + int(r), int(c))
+            self.n_unwritten += nu
+        with np.errstate(all="ignore"):
+            v = exact(self.op, exp).check(block)
+        self.n_checked += block.size
+        self.max_abs, self.max_rel = max(self.max_abs, v.max_abs), max(self.max_rel, v.max_rel)
+        if v.n_bad:
+            if self.first_bad is None:
+                self.first_bad = (row0 + v.first_bad[0], v.first_bad[1])
+                self.first_message = v.message.replace(f"first at {v.first_bad}", f"first at {self.first_bad}")
+            self.n_bad += v.n_bad
+
+    def message(self, total: int) -> str:
+        if not self.n_bad:
+            return ""
+        head = self.first_message.split(" elements not accepted")[1] if " elements not accepted" in \
+            self.first_message else ": " + self.first_message
+        return f"{self.n_bad} of {total} elements not accepted{head}"
+
+
+def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, t0: float) -> ExampleResult:
+    try:
+        shape, dtype, rows_of = _ROW_SPECS[problem.op](problem)
+    except (ValueError, TypeError) as e:
+        raise InvalidProblem(f"{desc}: {e}") from e
+    poison = _row_poison(dtype)
+    rc = _RowChecker(problem.op, rows_of, poison)
+    if variant.output == "rows":
+        out = RowSink(shape, dtype, rc.consume, poison)
+    else:
+        out = np.full(shape, poison, dtype=dtype)
+    with collect() as findings, _quiet_fp_warnings():
+        try:
+            got = run_variant(variant, problem, out, params)
+            if variant.output == "array":
+                got = out if got is None else np.asarray(got)
+                if got.shape != tuple(shape) or got.dtype != dtype:
+                    return ExampleResult("fail", desc, dict(params), seconds=time.perf_counter() - t0,
+                                         findings=list(findings),
+                                         message=f"returned shape {got.shape} dtype {got.dtype}; expected shape "
+                                                 f"{tuple(shape)} dtype {dtype}")
+                step = max(1, _CHECK_BLOCK_ELEMENTS // max(shape[1], 1))
+                for r0 in range(0, shape[0], step):
+                    rc.consume(r0, got[r0:r0 + step])
+        except Exception as e:  # the variant's error (a RowSink misuse included), reported not raised
+            tb = traceback.format_exception_only(type(e), e)[-1].strip()
+            return ExampleResult("error", desc, dict(params), message=f"raised {tb}",
+                                 findings=list(findings), seconds=time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    n_unwritten, unwritten_at = rc.n_unwritten, rc.first_unwritten
+    if variant.output == "rows":
+        missing = out.missing_rows()
+        if missing.size:
+            n_unwritten += int(missing.size) * shape[1]
+            unwritten_at = unwritten_at or (int(missing[0]), 0)
+    total = shape[0] * shape[1]
+    res = ExampleResult("pass", desc, dict(params), n_bad=rc.n_bad, n_unwritten=n_unwritten,
+                        first_bad=rc.first_bad, max_abs=rc.max_abs, max_rel=rc.max_rel, exact=True,
+                        findings=list(findings), seconds=seconds)
+    return _conclude(res, rc.n_bad == 0, rc.message(total), n_unwritten, unwritten_at, 0, findings)

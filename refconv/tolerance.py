@@ -633,3 +633,11 @@ def acceptance(op: str, inputs: dict, options: dict) -> Acceptance:
             acc = acc.to_float(expected.dtype)
     a = Acceptance(op, expected, acc)
     return a
+
+
+def exact(op: str, expected: np.ndarray) -> Acceptance:
+    """The acceptance of an op whose every element is one correctly rounded (or exact integer)
+    result, so the only accepted value is ``expected`` itself (NaN accepted where it is NaN).
+    Used to check a part of a result (the row blocks of a streamed ``kron``) on its own."""
+    expected = np.asarray(expected)
+    return Acceptance(op, expected, _exact_set(expected))

@@ -12,6 +12,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 OPS = ("filter2d", "conv2d", "sobel", "matvec", "kron")
 
+#: The plugin API version.  2: ``run(problem, out, **params)`` writes into the ``out`` it is
+#: given (an array, or a :class:`refconv.sink.RowSink` for ``output="rows"``).  1 (deprecated,
+#: still accepted for one release with a ``DeprecationWarning``): ``run(problem, **params)``
+#: writes into ``problem.output()``.
+API_VERSION = 2
+
 
 @dataclass(frozen=True)
 class Param:
@@ -35,17 +41,48 @@ class Param:
 
 @dataclass(frozen=True)
 class Range:
-    """An inclusive integer range ``lo..hi`` for a problem dimension a variant supports."""
+    """An inclusive integer range ``lo..hi`` for a problem dimension a variant supports;
+    ``hi=None`` means unbounded above (``lo..``).
+
+    A variant's ``supports`` states what the kernel *implements*: a size is capped only where the
+    kernel truly has a limit (a compile-time array, an algorithm that needs ``h >= 3``).  Limits
+    that depend on the device (threads per block, shared / constant memory, grid dimensions,
+    device memory) belong in the variant's ``constraint``, and what is cheap to draw belongs in
+    the profile (:mod:`refconv.profiles`)."""
 
     lo: int
-    hi: int
+    hi: int | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.lo, int) or (self.hi is not None and not isinstance(self.hi, int)):
+            raise TypeError(f"Range({self.lo!r}, {self.hi!r}): bounds must be int (hi may be None)")
+        if self.hi is not None and self.hi < self.lo:
+            raise ValueError(f"Range({self.lo}, {self.hi}): hi < lo")
 
     def __contains__(self, x) -> bool:
-        return isinstance(x, (int,)) and self.lo <= x <= self.hi
+        return (isinstance(x, int) and not isinstance(x, bool) and self.lo <= x
+                and (self.hi is None or x <= self.hi))
+
+    @property
+    def bounded(self) -> bool:
+        return self.hi is not None
+
+    def cap(self, hi: int | None) -> "Range":
+        """This range with its upper end lowered to ``hi`` (never below ``lo``)."""
+        if hi is None:
+            return self
+        top = hi if self.hi is None else min(self.hi, hi)
+        return Range(self.lo, max(self.lo, top))
 
     def __repr__(self):
-        return f"{self.lo}..{self.hi}"
+        return f"{self.lo}..{'' if self.hi is None else self.hi}"
 
+
+#: ``output`` values: how a variant delivers its result.  ``"array"``: ``run`` writes into the
+#: NumPy buffer it is given.  ``"rows"``: ``run`` is given a :class:`RowSink` and hands it the
+#: result in row blocks (``sink.write(row0, block)``), so a result larger than host or device
+#: memory (a 125 GiB Kronecker product) is produced and checked block by block.
+OUTPUTS = ("array", "rows")
 
 #: ``writes`` values: which part of the output buffer a variant writes.
 #: ``"all"``: every element of the spec's output.  ``"interior"``: the output buffer has the
@@ -66,9 +103,13 @@ class Variant:
     * ``params`` are its launch parameters; ``constraint(problem, params)`` may return a string
       saying why a combination is invalid (e.g. block larger than the device allows); the checker
       then redraws.
-    * ``run(problem, **params)`` computes on host data and returns a NumPy array.  It must write
-      its result into ``problem.output()`` (a poisoned buffer owned by the checker) or a copy of
-      it, so that unwritten elements are caught.
+    * ``run(problem, out, **params)`` computes on host data and writes its result into ``out``:
+      a poisoned NumPy buffer owned by the checker (``output="array"``; returning ``out`` or
+      ``None`` are both fine), or a :class:`refconv.sink.RowSink` that takes the result in row
+      blocks (``output="rows"``).  Copy ``out`` to the device as it is (not a zeroed buffer), so
+      that elements the kernel never writes keep the poison and are caught.  The API-1 form
+      ``run(problem, **params)`` writing into ``problem.output()`` still works, with a
+      ``DeprecationWarning``.
     * ``available()`` returns ``None`` when it can run here, else the reason why not.
     """
 
@@ -80,6 +121,7 @@ class Variant:
     params: Sequence[Param] = ()
     available: Callable[[], str | None] = lambda: None
     writes: str = "all"
+    output: str = "array"
     constraint: Callable[..., str | None] | None = None
     origin: str = ""
     doc: str = ""
@@ -89,8 +131,15 @@ class Variant:
             raise ValueError(f"Variant {self.name!r}: op {self.op!r} is not one of {OPS}")
         if self.writes not in WRITES:
             raise ValueError(f"Variant {self.id}: writes={self.writes!r}, accepted: {WRITES}")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"Variant {self.id}: output={self.output!r}, accepted: {OUTPUTS}")
+        if self.output == "rows" and self.writes != "all":
+            raise ValueError(f"Variant {self.id}: output='rows' needs writes='all', got {self.writes!r}")
         object.__setattr__(self, "params", tuple(self.params))
         object.__setattr__(self, "supports", dict(self.supports))
+        object.__setattr__(self, "_api", _run_api(self.run))
+        if self._api == 1 and self.output == "rows":
+            raise ValueError(f"Variant {self.id}: output='rows' needs run(problem, out, **params)")
 
     @property
     def id(self) -> str:
@@ -109,6 +158,35 @@ class Variant:
                 raise ValueError(f"{self.id}: {k}={v!r} not allowed; accepted: {known[k].values}")
 
 
+def _run_api(run) -> int:
+    """2 when ``run`` takes ``out`` as its second positional parameter, else 1 (the old form)."""
+    import inspect
+    try:
+        ps = [p for p in inspect.signature(run).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return 2
+    return 2 if len(ps) >= 2 and ps[1].name == "out" else 1
+
+
+_warned: set = set()
+
+
+def run_variant(variant: "Variant", problem, out, params: Mapping[str, Any]):
+    """Call ``variant.run`` with the output ``out`` in whichever API form it was written for;
+    returns what it returns (``None`` means: the result is in ``out``)."""
+    if variant._api == 2:
+        return variant.run(problem, out, **params)
+    if variant.id not in _warned:
+        _warned.add(variant.id)
+        import warnings
+        warnings.warn(f"{variant.id}: run(problem, **params) writing into problem.output() is plugin API 1, "
+                      f"deprecated; write run(problem, out, **params) (refconv plugin API {API_VERSION}, "
+                      f"see docs/plugins.md)", DeprecationWarning, stacklevel=2)
+    problem.set_output(out)
+    return variant.run(problem, **params)
+
+
 @dataclass(frozen=True)
 class BackendOption:
     """A command-line / environment option a backend adds to ``refconv check`` (and to the pytest
@@ -124,6 +202,21 @@ class BackendOption:
     is_flag: bool = False
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where a backend's variants run now, for ``refconv list`` and the profiles.
+
+    ``simulated``: the kernels run on a simulator or an instrumented interpreter (the CUDA
+    simulator, Oclgrind), where seed-scale problems would take days; the ``gpu`` profile refuses
+    such targets.  ``limits``: the device limits the variants' ``constraint`` functions use
+    (``max_threads_per_block``, ``max_shared_bytes``, ``max_const_bytes``, ``max_grid`` (x, y, z),
+    ``mem_bytes``, ...), as the device (or the simulator) reports them."""
+
+    name: str
+    simulated: bool = False
+    limits: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Backend:
     """A named bundle of variants.  ``variants()`` is called lazily (importing a GPU toolchain can
@@ -131,7 +224,8 @@ class Backend:
     run; ``preflight(variants, options)`` may run a per-variant step before checking (e.g. a
     compile check) and returns ``{variant_id: [finding dicts]}``; ``describe()`` returns a short
     line about where it runs (e.g. "CUDA simulator" or the GPU name) for ``refconv list``.
-    ``available()`` returns ``None`` or a reason the whole backend cannot run here."""
+    ``available()`` returns ``None`` or a reason the whole backend cannot run here.
+    ``target()`` (optional) returns the :class:`Target` it runs on now (after ``configure``)."""
 
     name: str
     variants: Callable[[], Sequence[Variant]]
@@ -140,3 +234,4 @@ class Backend:
     configure: Callable[[Mapping[str, Any]], None] = lambda options: None
     preflight: Callable[..., Mapping[str, list]] | None = None
     describe: Callable[[], str] = lambda: ""
+    target: Callable[[], Target] | None = None

@@ -6,8 +6,8 @@ them, and :mod:`refconv.tolerance` says which results of other implementations a
 """
 from .conv2d import conv2d
 from .filter2d import filter2d
-from .kron import kron, kron_blocks
+from .kron import kron, kron_blocks, kron_rows
 from .matvec import matvec
 from .sobel import sobel
 
-__all__ = ["filter2d", "conv2d", "sobel", "matvec", "kron", "kron_blocks"]
+__all__ = ["filter2d", "conv2d", "sobel", "matvec", "kron", "kron_blocks", "kron_rows"]

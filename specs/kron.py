@@ -37,6 +37,24 @@ def kron(a, b):
         return (a[:, None, :, None] * b[None, :, None, :]).reshape(m * p, n * q)
 
 
+def kron_rows(a, b, start, stop):
+    """Rows ``start .. stop-1`` of ``kron(a, b)``, computed without forming the whole product
+    (``0 <= start <= stop <= m*p``)."""
+    a, b = resolve(a, b)
+    p = b.shape[0]
+    total = a.shape[0] * p
+    start = integer("start", start, lo=0, hi=total, op="kron_rows")
+    stop = integer("stop", stop, lo=start, hi=total, op="kron_rows")
+    return _rows(a, b, start, stop)
+
+
+def _rows(a, b, r0, r1):
+    p = b.shape[0]
+    ri = np.arange(r0, r1)
+    with np.errstate(all="ignore"):
+        return (a[ri // p][:, :, None] * b[ri % p][:, None, :]).reshape(r1 - r0, a.shape[1] * b.shape[1])
+
+
 def kron_blocks(a, b, rows, *, out=None):
     r"""Stream ``kron(a, b)`` by row blocks: a generator of ``(row_start, block)`` with
     ``block == kron(a, b)[row_start:row_start + len(block)]``, at most ``rows`` rows each, in
@@ -64,8 +82,7 @@ def kron_blocks(a, b, rows, *, out=None):
         with np.errstate(all="ignore"):
             for r0 in range(0, shape[0], rows):
                 r1 = min(r0 + rows, shape[0])
-                ri = np.arange(r0, r1)
-                blk = (a[ri // p][:, :, None] * b[ri % p][:, None, :]).reshape(r1 - r0, n * q)
+                blk = _rows(a, b, r0, r1)
                 if out is not None:
                     out[r0:r1] = blk
                     blk = out[r0:r1]

@@ -129,7 +129,7 @@ def _filter2d_float(img, w, out, rmap, cmap, to_u8, shift, nearest, wrap, row_bl
     return out
 
 
-def run(problem, row_block=8):
+def run(problem, out, row_block=8):
     ins, o = problem.inputs, problem.options
     img = c_array(ins["image"])
     boundary = o.get("boundary", "zero")
@@ -156,7 +156,6 @@ def run(problem, row_block=8):
         oh, ow = max(h - kh + 1, 0), max(wd - kw + 1, 0)
     else:
         oh, ow = h, wd
-    out = problem.output()
     lead = img.shape[:-2]
     if tuple(out.shape) != tuple(lead) + (oh, ow):
         raise ValueError(f"filter2d: output buffer has shape {out.shape}, expected {tuple(lead) + (oh, ow)}")

@@ -47,10 +47,9 @@ def _kron(a, b, out, order):
     return out
 
 
-def run(problem, loop_order="ikjl"):
+def run(problem, out, loop_order="ikjl"):
     a = c_array(problem.inputs["a"])
     b = c_array(problem.inputs["b"])
-    out = problem.output()
     check_out(out, (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]), "kron")
     with c_target(out) as target:
         _kron(a, b, target, LOOP_ORDERS.index(loop_order))

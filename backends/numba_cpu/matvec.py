@@ -34,10 +34,9 @@ def _matvec(m, v, out, row_block, lanes):
     return out
 
 
-def run(problem, row_block=8, lanes=1):
+def run(problem, out, row_block=8, lanes=1):
     m = c_array(problem.inputs["m"])
     v = c_array(problem.inputs["v"])
-    out = problem.output()
     check_out(out, (m.shape[0],), "matvec")
     _matvec(m, v, out, row_block, lanes)
     return out

@@ -141,11 +141,10 @@ def _prep(problem):
     return x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx)
 
 
-def _run_split(problem, threads=256):
+def _run_split(problem, out, threads=256):
     cuda_ = _env.cuda()
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
     scalar_prods, sum_kernel = _split_kernels(x.dtype.name)
-    out = problem.output()
     d_out, n = to_device_poisoned(out)
     d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
     K = R * S
@@ -162,11 +161,10 @@ def _run_split(problem, threads=256):
     return from_device(d_out, n, out)
 
 
-def _run_fused(problem, threads=256):
+def _run_fused(problem, out, threads=256):
     cuda_ = _env.cuda()
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
     k = _fused_kernel(C, x.dtype.name)
-    out = problem.output()
     d_out, n = to_device_poisoned(out)
     d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
     for i in range(N):

@@ -149,13 +149,12 @@ def _kernel(mem: str, cf: int, vec: bool, bx: int, by: int, wkey: bytes | None):
 
 
 def _make_run(mem, cf, vec):
-    def run(problem, bx=32, by=8):
+    def run(problem, out, bx=32, by=8):
         cuda = _env.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
         shift = int(problem.options.get("shift", 4))
         H, W = img.shape
-        out = problem.output()
         k = _kernel(mem, cf, vec, bx, by, w.tobytes() if mem == "CM" else None)
         d_out, n = to_device_poisoned(out, pad_to=4)
         if vec:

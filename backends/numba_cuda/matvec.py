@@ -92,12 +92,11 @@ def _kernel(kind: str, dtype: str, threads: int):
 
 
 def _make_run(kind):
-    def run(problem, threads=256):
+    def run(problem, out, threads=256):
         cuda_ = _env.cuda()
         m = np.ascontiguousarray(problem.inputs["m"])
         v = np.ascontiguousarray(problem.inputs["v"])
         R, C = m.shape
-        out = problem.output()
         k = _kernel(kind, m.dtype.name, threads)
         d_out, n = to_device_poisoned(out)
         d_m, d_v = cuda_.to_device(m.reshape(-1)), cuda_.to_device(v)

@@ -208,13 +208,12 @@ def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
 def _make_run(name):
     method = _METHOD[name]
 
-    def run(problem, bx=16, by=16, rows=4):
+    def run(problem, out, bx=16, by=16, rows=4):
         cuda_ = _env.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
         nch = 0 if img.ndim == 2 else img.shape[2]
         l2 = problem.options.get("magnitude", "l1") == "l2"
-        out = problem.output()
         if method == 4:
             by_ = 2
             k = _kernel(method, nch, l2, bx, 2, rows)

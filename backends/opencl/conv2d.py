@@ -35,10 +35,9 @@ def _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, has_bias):
     return [np.int32(v) for v in (C, H, W, M, R, S, Ho, Wo, st, st, pd, pd, dl, dl, has_bias)]
 
 
-def _run_split(problem, wg=256):
+def _run_split(problem, out, wg=256):
     e = _cl.env()
     x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
-    out = problem.output()
     K = R * S
     direct = K == 1
     opts = type_opts(x.dtype) + (("-DDIRECT",) if direct else ())
@@ -60,11 +59,10 @@ def _run_split(problem, wg=256):
     return out
 
 
-def _run_fused(problem, wg=256):
+def _run_fused(problem, out, wg=256):
     import pyopencl as cl
     e = _cl.env()
     x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
-    out = problem.output()
     k = _cl.kernel(e, "conv2d.cl", "fused", type_opts(x.dtype))
     bb = _cl.in_buf(e, bias if bias is not None else np.zeros(1, x.dtype))
     with _cl.out_buf(e, out) as ob:

@@ -44,7 +44,7 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
         k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
         return _cl.check_local(e, (params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]), k)
 
-    def run(problem, wg_x=32, wg_y=8):
+    def run(problem, out, wg_x=32, wg_y=8):
         import pyopencl as cl
         e = _cl.env()
         img = problem.inputs["image"]
@@ -52,7 +52,6 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
         H, W = img.shape
         shift = int(problem.options.get("shift", 0))
         sat = int(problem.options.get("cast", "saturate") == "saturate")
-        out = problem.output()
         if out.shape != (H, W) or out.dtype != np.uint8:
             raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
         k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
@@ -91,10 +90,9 @@ def _pmpp_common(problem):
     return img, w, C, H, W, KH, KW
 
 
-def _run_basic(problem, wg_x=16, wg_y=16):
+def _run_basic(problem, out, wg_x=16, wg_y=16):
     e = _cl.env()
     img, w, C, H, W, KH, KW = _pmpp_common(problem)
-    out = problem.output()
     k = _cl.kernel(e, "filter2d_pmpp.cl", "basic")
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "filter2d/opencl/basic", "filter2d_pmpp.cl"):
@@ -113,11 +111,10 @@ def _tile(problem, o_tile):
     return o_tile + problem.dims["kw"] - 1, o_tile + problem.dims["kh"] - 1
 
 
-def _run_tiled(problem, o_tile=16):
+def _run_tiled(problem, out, o_tile=16):
     import pyopencl as cl
     e = _cl.env()
     img, w, C, H, W, KH, KW = _pmpp_common(problem)
-    out = problem.output()
     tw, th = o_tile + KW - 1, o_tile + KH - 1
     k = _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo")
     gx, gy = -(-W // o_tile), -(-H // o_tile)

@@ -1,5 +1,5 @@
 """kron on OpenCL (seed 003): one launch per element of A with row-block copies to the host, a
-single launch, and row-blocks streamed into the caller's output (which may be a numpy.memmap)."""
+single launch, and row blocks streamed to the checker's RowSink (output="rows")."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,12 +30,11 @@ def _host_out(out):
     return out if out.flags.c_contiguous else np.ascontiguousarray(out)
 
 
-def _run_block_launches(problem, wg_x=32, wg_y=32):
+def _run_block_launches(problem, out, wg_x=32, wg_y=32):
     import pyopencl as cl
     e = _cl.env()
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
-    out = problem.output()
     host = _host_out(out)
     k = _cl.kernel(e, "kron.cl", "block", _opts(a.dtype))
     ab, bb = _cl.in_buf(e, a), _cl.in_buf(e, b)
@@ -54,11 +53,10 @@ def _run_block_launches(problem, wg_x=32, wg_y=32):
     return out
 
 
-def _run_single(problem, wg_x=32, wg_y=32):
+def _run_single(problem, out, wg_x=32, wg_y=32):
     e = _cl.env()
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
-    out = problem.output()
     k = _cl.kernel(e, "kron.cl", "whole", _opts(a.dtype))
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "kron/opencl/single_launch", "kron.cl"):
@@ -68,37 +66,36 @@ def _run_single(problem, wg_x=32, wg_y=32):
     return out
 
 
-def _run_streamed(problem, wg_x=32, wg_y=32):
+def _run_streamed(problem, out, wg_x=32, wg_y=32):
+    """``out`` is a :class:`refconv.sink.RowSink`: one launch per row of A into one of two device
+    row-block buffers (p rows of C each); each is copied to a host staging block and handed to
+    ``out.write`` while the next launch runs.  Neither the device nor the host holds C."""
     import pyopencl as cl
     e = _cl.env()
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
-    out = problem.output()
-    host = _host_out(out)
     k = _cl.kernel(e, "kron.cl", "rowblock", _opts(a.dtype))
     ab, bb = _cl.in_buf(e, a), _cl.in_buf(e, b)
-    nbytes = p * n * q * a.dtype.itemsize
-    bufs = [_cl.scratch(e, nbytes), _cl.scratch(e, nbytes)]     # double buffer
+    stage = [out.poisoned(p), out.poisoned(p)]                   # poisoned host staging blocks
+    bufs = [_cl.scratch(e, stage[0].nbytes), _cl.scratch(e, stage[1].nbytes)]     # double buffer
     pending = [None, None]
     with _cl.checked(e, "kron/opencl/streamed", "kron.cl"):
-        for i in range(m):
+        for i in range(m + 1):
             s = i % 2
-            if pending[s] is not None:
-                pending[s].wait()                                  # its last copy-out is done
-            dst = host[i * p:(i + 1) * p]
-            cl.enqueue_copy(e.queue, bufs[s], dst, is_blocking=False)
-            k(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
-              ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
-            pending[s] = cl.enqueue_copy(e.queue, dst, bufs[s], is_blocking=False)
-        for ev in pending:
-            if ev is not None:
-                ev.wait()
+            if pending[s] is not None:                           # block i-2 has landed: hand it over
+                pending[s].wait()
+                out.write((i - 2) * p, stage[s])
+                pending[s] = None
+            if i < m:
+                cl.enqueue_copy(e.queue, bufs[s], stage[s], is_blocking=False)
+                k(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
+                  ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
+                pending[s] = cl.enqueue_copy(e.queue, stage[s], bufs[s], is_blocking=False)
+        s = (m + 1) % 2
+        if pending[s] is not None:
+            pending[s].wait()
+            out.write((m - 1) * p, stage[s])
         e.queue.finish()
-    if host is not out:
-        out[...] = host
-    if isinstance(out, np.memmap):
-        out.flush()
-    return out
 
 
 def _constraint(kname):
@@ -110,9 +107,10 @@ def _constraint(kname):
 
 
 def variants():
-    mk = lambda name, run, kname, doc: Variant(
+    mk = lambda name, run, kname, doc, output="array": Variant(
         op="kron", backend="opencl", name=name, run=run, supports=SUPPORTS, params=WG,
-        available=_cl.available, writes="all", constraint=_constraint(kname), origin=ORIGIN, doc=doc)
+        available=_cl.available, writes="all", output=output, constraint=_constraint(kname), origin=ORIGIN,
+        doc=doc)
     return [
         mk("block_launches", _run_block_launches, "block",
            "one launch per element (i, j) of A computing its p x q block into a p x n*q row-block "
@@ -120,5 +118,5 @@ def variants():
         mk("single_launch", _run_single, "whole", "one launch over the whole (m*p) x (n*q) output"),
         mk("streamed", _run_streamed, "rowblock",
            "one launch per row of A into one of two device row-block buffers, each copied "
-           "(non-blocking, in order) into the caller's output rows, which may be a numpy.memmap"),
+           "(non-blocking, in order) to the host and handed to the checker's RowSink", output="rows"),
     ]

@@ -35,13 +35,12 @@ def _make(name, params, doc, extra=()):
         nbytes = p["wg"] * np.dtype(problem.dims["dtype"]).itemsize if name == "block_per_row" else 0
         return _cl.check_local(e, (p["wg"],), nbytes, k)
 
-    def run(problem, **p):
+    def run(problem, out, **p):
         import pyopencl as cl
         e = _cl.env()
         m = np.ascontiguousarray(problem.inputs["m"])
         v = np.ascontiguousarray(problem.inputs["v"])
         R, C = m.shape
-        out = problem.output()
         k = _cl.kernel(e, "matvec.cl", name, opts(problem))
         wg = p["wg"]
         groups = p.get("groups", 0) or -(-R // wg)
