@@ -68,7 +68,7 @@ def fits(variant, problem: Problem) -> str | None:
         if k not in problem.dims and k not in problem.options:
             continue
         if isinstance(dom, Range):
-            if not (dom.lo <= val <= dom.hi):
+            if val not in dom:
                 return f"{k}={val} outside {dom}"
         elif val not in tuple(dom):
             return f"{k}={val!r} not in {tuple(dom)}"

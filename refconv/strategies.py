@@ -19,8 +19,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import assume
+import dataclasses
+import os
+
+from hypothesis import assume, reject
 from hypothesis import strategies as st
+
+import numpy as np
 
 from .problem import FILL_KINDS, OPDEFS, Problem
 from .profiles import Profile, get_profile
@@ -31,14 +36,30 @@ _INT_FILLS = tuple(k for k in FILL_KINDS if k != "special")
 
 def domain(variant: Variant, key: str, profile: Profile | None = None):
     """The values ``key`` may take for ``variant``: its declared support, else the op's default
-    domain; ``Range`` upper bounds are capped by the profile (never below the lower bound)."""
+    domain.  With a ``profile``, a ``Range``'s upper end is capped by the profile (never below
+    the lower bound), and a size the profile fixes (one of its whole configurations) is the only
+    value, or the draw is rejected when the variant does not support it."""
     od = OPDEFS[variant.op]
     dom = variant.supports.get(key, od.dims.get(key, od.options.get(key)))
     if dom is None:
         raise KeyError(f"{variant.id}: no domain for {key!r}")
-    if isinstance(dom, Range) and profile is not None and key in profile.caps:
-        dom = Range(dom.lo, max(dom.lo, min(dom.hi, profile.caps[key])))
+    if profile is None:
+        return dom
+    fixed = _FIXED.get(id(profile), {})
+    if key in fixed:
+        if fixed[key] not in dom:
+            reject()
+        return (fixed[key],)
+    if isinstance(dom, Range):
+        dom = dom.cap(profile.cap(variant.op, key))
+        if not dom.bounded:
+            raise ValueError(f"profile {profile.name!r} does not cap {variant.op} dim {key!r} and "
+                             f"{variant.id} supports {dom!r}: add a cap for {key!r} to the profile")
     return dom
+
+
+#: id(profile) -> the sizes one drawn configuration fixes (set while drawing one case)
+_FIXED: dict = {}
 
 
 def _pick(draw, dom):
@@ -47,11 +68,13 @@ def _pick(draw, dom):
     return draw(st.sampled_from(tuple(dom)))
 
 
-def _size(draw, dom, moduli):
-    """A size in ``dom``, favouring k·m−1, k·m, k·m+1 for the parameter values m."""
+def _size(draw, dom, moduli, multiples=(1, 2, 3)):
+    """A size in ``dom``, favouring k·m−1, k·m, k·m+1 for the parameter values m (k from the
+    profile's ``multiples``)."""
     if not isinstance(dom, Range):
         return draw(st.sampled_from(tuple(dom)))
-    special = sorted({k * m + d for m in moduli for k in (1, 2, 3) for d in (-1, 0, 1)
+    multiples = getattr(moduli, "multiples", multiples)
+    special = sorted({k * m + d for m in moduli for k in multiples for d in (-1, 0, 1)
                       if dom.lo <= k * m + d <= dom.hi})
     if special:
         return draw(st.one_of(st.integers(dom.lo, dom.hi), st.sampled_from(special)))
@@ -162,16 +185,66 @@ _DRAW = {"filter2d": _draw_filter2d, "conv2d": _draw_conv2d, "sobel": _draw_sobe
          "matvec": _draw_matvec, "kron": _draw_kron}
 
 
+class _Moduli(set):
+    """The launch-parameter moduli of one draw, with the profile's multiples k."""
+    multiples = (1, 2, 3)
+
+
 @st.composite
 def cases(draw, variant: Variant, profile: Profile | str = "ci"):
-    """A strategy for ``(problem, params)`` pairs inside ``variant``'s declared support."""
+    """A strategy for ``(problem, params)`` pairs inside ``variant``'s declared support (and the
+    profile's caps, whole configurations and host-memory budget)."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     params = draw(launch_params(variant))
-    d, o, fills = _DRAW[variant.op](draw, variant, prof, _moduli(params))
+    shapes = prof.shapes.get(variant.op)
+    if shapes and draw(st.integers(0, 99)) < round(100 * prof.shape_weight):
+        prof = dataclasses.replace(prof)         # a private copy: its id keys the fixed sizes
+        _FIXED[id(prof)] = draw(st.sampled_from(shapes))
+    moduli = _Moduli(_moduli(params))
+    moduli.multiples = prof.multiples
+    try:
+        d, o, fills = _DRAW[variant.op](draw, variant, prof, moduli)
+    finally:
+        _FIXED.pop(id(prof), None)
     problem = Problem(variant.op, d, o, fills)
+    assume(host_bytes(problem, variant) <= prof.host_fraction * host_memory())
     if variant.constraint is not None:
         assume(variant.constraint(problem, params) is None)
     return problem, params
+
+
+def host_memory() -> int:
+    """Physical memory of this machine in bytes."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 8 << 30
+
+
+def _output_elements(problem: Problem) -> int:
+    d, o = problem.dims, problem.options
+    if problem.op == "filter2d":
+        return max(d["c"], 1) * d["h"] * d["w"]
+    if problem.op == "sobel":
+        return d["h"] * d["w"]
+    if problem.op == "conv2d":
+        pad = o.get("padding", 0)
+        pad = max(pad) if isinstance(pad, tuple) else pad
+        return d["n"] * d["m"] * (d["h"] + 2 * pad) * (d["w"] + 2 * pad)
+    if problem.op == "matvec":
+        return d["rows"]
+    if problem.op == "kron":
+        return d["m"] * d["n"] * d["p"] * d["q"]
+    return 0
+
+
+def host_bytes(problem: Problem, variant: Variant | None = None) -> int:
+    """An upper estimate of the host memory one check of ``problem`` holds: the inputs, and the
+    output buffer unless ``variant`` streams it (``output="rows"``), at 8 bytes an element."""
+    n = sum(int(np.prod(s, dtype=np.int64)) for s in problem.input_shapes().values())
+    if variant is None or variant.output != "rows":
+        n += _output_elements(problem)
+    return 8 * n
 
 
 def problems(variant: Variant, profile: Profile | str = "ci"):

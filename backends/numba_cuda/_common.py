@@ -51,3 +51,29 @@ def max_threads_ok(*dims) -> str | None:
     if t > 1024:
         return f"block of {t} threads > 1024"
     return None
+
+
+def fits(problem, *, threads: int, grid=(1,), shared: int = 0, const: int = 0, device_bytes: int = 0):
+    """Why one launch configuration does not fit the device the variant runs on, or None: a block
+    of ``threads`` threads, a ``grid`` of blocks, ``shared`` bytes of static shared memory,
+    ``const`` bytes of constant memory and ``device_bytes`` of device buffers, against
+    :func:`_env.limits` (the GPU's own limits, or the simulator's stand-in for them)."""
+    lim = _env.limits()
+    if threads > lim["max_threads_per_block"]:
+        return f"block of {threads} threads > {lim['max_threads_per_block']}"
+    for axis, (g, gmax) in enumerate(zip(grid, lim["max_grid"])):
+        if g > gmax:
+            return f"gridDim.{'xyz'[axis]} = {g} > {gmax}"
+    if shared > lim["max_shared_bytes"]:
+        return f"{shared} bytes of shared memory > {lim['max_shared_bytes']}"
+    if const > lim["max_const_bytes"]:
+        return f"{const} bytes of constant memory > {lim['max_const_bytes']}"
+    mem = lim.get("mem_bytes")
+    if mem and device_bytes > 0.9 * mem:
+        return f"{device_bytes / 2**30:.1f} GiB of device buffers > 90% of {mem / 2**30:.1f} GiB device memory"
+    return None
+
+
+def io_bytes(problem, out_elements: int, out_itemsize: int) -> int:
+    """Bytes of the problem's inputs plus an output of ``out_elements`` elements."""
+    return problem.input_nbytes() + out_elements * out_itemsize

@@ -203,3 +203,36 @@ def _float_ops(m):
             return f64(f64(a) + f64(b))
 
     return fmul32, fadd32, f2i_rz, fmul64, fadd64
+
+
+# ----------------------------------------------------------------------------- device limits
+
+#: what the simulator reports as its device (numba-cuda's simulator enforces none of these; they
+#: are the CUDA limits of every current NVIDIA GPU, so a case drawn under the simulator is one a
+#: GPU accepts too)
+SIM_LIMITS = {"max_threads_per_block": 1024, "max_shared_bytes": 48 * 1024, "max_const_bytes": 64 * 1024,
+              "max_grid": (2**31 - 1, 65535, 65535), "mem_bytes": None}
+
+
+@functools.lru_cache(maxsize=None)
+def _limits(m: str) -> dict:
+    if m == "sim":
+        lim = dict(SIM_LIMITS)
+        try:
+            lim["mem_bytes"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):  # pragma: no cover
+            lim["mem_bytes"] = 8 << 30
+        return lim
+    c = cuda()
+    dev = c.get_current_device()
+    free, total = c.current_context().get_memory_info()
+    return {"max_threads_per_block": int(dev.MAX_THREADS_PER_BLOCK),
+            "max_shared_bytes": int(dev.MAX_SHARED_MEMORY_PER_BLOCK),
+            "max_const_bytes": int(dev.TOTAL_CONSTANT_MEMORY),
+            "max_grid": (int(dev.MAX_GRID_DIM_X), int(dev.MAX_GRID_DIM_Y), int(dev.MAX_GRID_DIM_Z)),
+            "mem_bytes": int(total)}
+
+
+def limits() -> dict:
+    """The limits of the device the kernels run on now (the GPU's, or :data:`SIM_LIMITS`)."""
+    return _limits(mode())

@@ -24,13 +24,13 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/004_906959956e3859a4.txt"
-SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1, 3), "c": Range(1, 8), "h": Range(1, 16),
-            "w": Range(1, 16), "m": Range(1, 8), "r": Range(1, 5), "s": Range(1, 5), "groups": (1,),
-            "bias": (0, 1), "stride": Range(1, 3), "padding": Range(0, 2), "dilation": Range(1, 2)}
+SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": Range(1),
+            "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1), "groups": (1,),
+            "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -174,15 +174,46 @@ def _run_fused(problem, out, threads=256):
     return from_device(d_out, n, out)
 
 
+def _out_hw(problem):
+    """(Ho, Wo) of the spec's formula (H + 2*pad - dil*(R-1) - 1) // stride + 1; ValueError if empty."""
+    d, o = problem.dims, problem.options
+    pair = lambda v: v if isinstance(v, tuple) else (v, v)  # noqa: E731
+    (sy, sx), (py, px), (dy, dx) = (pair(o.get(k, dv)) for k, dv in (("stride", 1), ("padding", 0), ("dilation", 1)))
+    ho = (d["h"] + 2 * py - dy * (d["r"] - 1) - 1) // sy + 1
+    wo = (d["w"] + 2 * px - dx * (d["s"] - 1) - 1) // sx + 1
+    if ho < 1 or wo < 1:
+        raise ValueError("empty output")
+    return ho, wo
+
+
+def _fits(kind):
+    """The device limits: grid (Ho*Wo/threads, M[, R*S]), fused's C-long shared depth row,
+    x, filters, output (+ split's M x R*S x Ho*Wo partial buffer) in device memory."""
+    def check(problem, params):
+        d = problem.dims
+        t = params.get("threads", 256)
+        try:
+            Ho, Wo = _out_hw(problem)
+        except ValueError:
+            return None                      # the spec rejects it; the checker says so
+        isz = np.dtype(d["dtype"]).itemsize
+        mem = io_bytes(problem, d["n"] * d["m"] * Ho * Wo, isz)
+        if kind == "split":
+            return fits(problem, threads=t, grid=(cdiv(Ho * Wo, t), d["m"], d["r"] * d["s"]),
+                        device_bytes=mem + d["m"] * d["r"] * d["s"] * Ho * Wo * isz)
+        return fits(problem, threads=t, grid=(cdiv(Ho * Wo, t), d["m"]), shared=d["c"] * isz, device_bytes=mem)
+    return check
+
+
 def variants(available):
     p = (Param("threads", (4, 8, 32, 64, 256), 256),)
     return [
         Variant(op="conv2d", backend="numba_cuda", name="cuconv_split", run=_run_split, supports=dict(SUPPORTS),
-                params=p, available=available, origin=f"{ORIGIN} §4.3.2 scalar_prods_kernel + §4.3.3 sum_kernel",
+                params=p, available=available, constraint=_fits("split"), origin=f"{ORIGIN} §4.3.2 scalar_prods_kernel + §4.3.3 sum_kernel",
                 doc="per (pixel, filter, offset) C-long dot products into an (M, R*S, Ho*Wo) partial buffer, "
                     "then a sum kernel (+bias); 1x1 filters write directly"),
         Variant(op="conv2d", backend="numba_cuda", name="cuconv_fused", run=_run_fused, supports=dict(SUPPORTS),
-                params=p, available=available, origin=f"{ORIGIN} fused_conv_kernel",
+                params=p, available=available, constraint=_fits("fused"), origin=f"{ORIGIN} fused_conv_kernel",
                 doc="one kernel per (pixel, filter); per filter offset the block stages the C-long depth row "
                     "[M][R][S][C] in shared memory (all threads reach every barrier)"),
     ]

@@ -31,7 +31,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
 
 cuda = None  # numba.cuda, bound lazily (the simulator swaps module globals that name it)
 
@@ -42,7 +42,7 @@ CFS = (2, 4, 8, 12, 16)
 
 SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
             "flip": (False,), "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap",),
-            "rounding": ("trunc",), "out_dtype": (None,), "h": Range(3, 64), "w": Range(3, 64)}
+            "rounding": ("trunc",), "out_dtype": (None,), "h": Range(3), "w": Range(3)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -170,12 +170,15 @@ def _make_run(mem, cf, vec):
     return run
 
 
-def _constraint(cf):
+def _constraint(mem, cf):
+    """The device limits: bx*by threads, a grid of (W/cf/bx, H/by) blocks, SM's (by+2) x (bx*cf+2)
+    byte tile, CM's 9 float weights, image + output (+ padding to a word) in device memory."""
     def check(problem, params):
         bx, by = params.get("bx", 32), params.get("by", 8)
-        if bx * by > 1024:
-            return f"block {bx}x{by} > 1024 threads"
-        return None
+        H, W = problem.dims["h"], problem.dims["w"]
+        return fits(problem, threads=bx * by, grid=(cdiv(cdiv(W, cf), bx), cdiv(H, by)),
+                    shared=(by + 2) * (bx * cf + 2) if mem == "SM" else 0, const=36 if mem == "CM" else 0,
+                    device_bytes=io_bytes(problem, H * W + 4, 1))
     return check
 
 
@@ -198,6 +201,6 @@ def variants(available):
             op="filter2d", backend="numba_cuda", name=name, run=_make_run(mem, cf, vec),
             supports=dict(SUPPORTS),
             params=(Param("bx", (4, 8, 16, 32), 32), Param("by", (2, 4, 8), 8)),
-            available=available, writes="interior", constraint=_constraint(cf),
+            available=available, writes="interior", constraint=_constraint(mem, cf),
             origin=f"{ORIGIN} {sec}", doc=doc))
     return out

@@ -22,12 +22,12 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/001_66a62b72ac43a8c0.txt"
-SUPPORTS = {"dtype": ("float32",), "c": Range(0, 3), "h": Range(1, 64), "w": Range(1, 64),
-            "kh": Range(1, 10), "kw": Range(1, 10), "boundary": ("zero",), "flip": (False, True),
+SUPPORTS = {"dtype": ("float32",), "c": Range(0), "h": Range(1), "w": Range(1),
+            "kh": Range(1), "kw": Range(1), "boundary": ("zero",), "flip": (False, True),
             "accumulator": ("float32",), "shift": (0,), "rounding": ("trunc",), "cast": ("saturate",),
             "out_dtype": (None,)}
 
@@ -111,21 +111,33 @@ def _make_run(kind):
     return run
 
 
-def _tile_ok(problem, params):
-    o = params.get("o_tile", 16)
-    t = (o + problem.dims["kh"] - 1) * (o + problem.dims["kw"] - 1)
-    return f"input tile of {t} threads > 1024" if t > 1024 else None
+def _fits(kind):
+    """The device limits: block threads, grid (x, y, planes on z), the tile in shared memory, the
+    mask in constant memory, image + output in device memory."""
+    def check(problem, params):
+        d = problem.dims
+        kh, kw, H, W, CH = d["kh"], d["kw"], d["h"], d["w"], max(d["c"], 1)
+        mem = io_bytes(problem, CH * H * W, 4)
+        if kind == "basic":
+            bx, by = params.get("bx", 16), params.get("by", 16)
+            return fits(problem, threads=bx * by, grid=(cdiv(W, bx), cdiv(H, by), CH), const=4 * kh * kw,
+                        device_bytes=mem)
+        o = params.get("o_tile", 16)
+        tw, th = o + kw - 1, o + kh - 1
+        return fits(problem, threads=tw * th, grid=(cdiv(W, o), cdiv(H, o), CH), shared=4 * tw * th,
+                    const=4 * kh * kw, device_bytes=mem)
+    return check
 
 
 def variants(available):
     return [
         Variant(op="filter2d", backend="numba_cuda", name="basic", run=_make_run("basic"), supports=dict(SUPPORTS),
                 params=(Param("bx", (2, 4, 8, 16, 32), 16), Param("by", (2, 4, 8, 16), 16)),
-                available=available, origin=f"{ORIGIN} (untiled 2-D convolution, mask in constant memory)",
+                available=available, constraint=_fits("basic"), origin=f"{ORIGIN} (untiled 2-D convolution, mask in constant memory)",
                 doc="float32 correlation, zero ghost cells, same size; one thread per output, mask in constant memory"),
         Variant(op="filter2d", backend="numba_cuda", name="tiled_halo", run=_make_run("tiled_halo"),
                 supports=dict(SUPPORTS), params=(Param("o_tile", (1, 2, 4, 8, 16), 16),),
-                available=available, constraint=_tile_ok,
+                available=available, constraint=_fits("tiled_halo"),
                 origin=f"{ORIGIN} convolution2D_tiled (O_TILE_WIDTH, halo cells)",
                 doc="block = input tile (O_TILE+KH-1)x(O_TILE+KW-1) in shared memory incl. halo/ghost cells; "
                     "O_TILE x O_TILE threads compute and write"),

@@ -19,12 +19,12 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, out_flat, to_device_poisoned, finish
+from ._common import cdiv, fits, from_device, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"
-SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1, 8), "n": Range(1, 8),
-            "p": Range(1, 12), "q": Range(1, 12)}
+SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
+            "p": Range(1), "q": Range(1)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,27 +104,42 @@ def _run_streamed(problem, out, rows_per_block=4, bx=32, by=8):
         out.write(r0, host[:nr * cols].reshape(nr, cols))
 
 
-def _threads(problem, params):
-    t = params.get("bx", 32) * params.get("by", 8)
-    return f"block of {t} threads > 1024" if t > 1024 else None
+def _fits(kind):
+    """The device limits: bx*by threads; the grid (block_launches: Q/bx x P/by per element of A;
+    single_launch: N*Q/bx x M*P/by; streamed: N*Q/bx x rows_per_block/by); device memory for A, B
+    and C (streamed: one block of rows of C)."""
+    def check(problem, params):
+        d = problem.dims
+        M, N, P, Q = d["m"], d["n"], d["p"], d["q"]
+        bx, by = params.get("bx", 32), params.get("by", 8)
+        isz = np.dtype(d["dtype"]).itemsize
+        ab = (M * N + P * Q) * isz
+        if kind == "block_launches":
+            return fits(problem, threads=bx * by, grid=(cdiv(Q, bx), cdiv(P, by)), device_bytes=ab + M * P * N * Q * isz)
+        if kind == "single_launch":
+            return fits(problem, threads=bx * by, grid=(cdiv(N * Q, bx), cdiv(M * P, by)),
+                        device_bytes=ab + M * P * N * Q * isz)
+        rb = min(params.get("rows_per_block", 4), M * P)
+        return fits(problem, threads=bx * by, grid=(cdiv(N * Q, bx), cdiv(rb, by)), device_bytes=ab + rb * N * Q * isz)
+    return check
 
 
 def variants(available):
     bxy = (Param("bx", (2, 4, 8, 16, 32), 32), Param("by", (2, 4, 8, 16, 32), 32))
     return [
         Variant(op="kron", backend="numba_cuda", name="block_launches", run=_run_block_launches,
-                supports=dict(SUPPORTS), params=bxy, available=available, constraint=_threads,
+                supports=dict(SUPPORTS), params=bxy, available=available, constraint=_fits("block_launches"),
                 origin=f"{ORIGIN} §2.1 Algoritma 1-2",
                 doc="one launch per A[i,j]; bx x by blocks cover B; C[i*p+k, j*q+l] = A[i,j]*B[k,l]"),
         Variant(op="kron", backend="numba_cuda", name="single_launch", run=_run_single_launch,
                 supports=dict(SUPPORTS), params=(Param("bx", (2, 4, 8, 16, 32), 32), Param("by", (2, 4, 8), 8)),
-                available=available, constraint=_threads, origin=f"{ORIGIN} §2.1 (one launch for all of C)",
+                available=available, constraint=_fits("single_launch"), origin=f"{ORIGIN} §2.1 (one launch for all of C)",
                 doc="one thread per element of C, 2-D grid over (m*p, n*q)"),
         Variant(op="kron", backend="numba_cuda", name="streamed", run=_run_streamed,
                 supports=dict(SUPPORTS),
                 params=(Param("rows_per_block", (1, 2, 3, 4, 8, 16, 256, 1024), 1024), Param("bx", (4, 32), 32),
                         Param("by", (2, 8), 8)),
-                available=available, constraint=_threads, output="rows",
+                available=available, constraint=_fits("streamed"), output="rows",
                 origin=f"{ORIGIN} §2.1 (satır blokları CPU belleğine)",
                 doc="rows_per_block result rows at a time on the device, each block handed in order to the "
                     "checker's RowSink (neither device nor host holds C: n = 360 float64 is 125 GiB)"),

@@ -20,11 +20,11 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/002_bac98b268d2530e5.txt"
-SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1, 300), "cols": Range(1, 300)}
+SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,6 +112,20 @@ def _make_run(kind):
     return run
 
 
+def _fits(kind):
+    """The device limits: the block's threads, the 1-D grid (thread_per_row: R/threads;
+    block_per_row: 2 x SMs; warp_shuffle: 32*R/threads), block_per_row's shared partial sums,
+    M, v and w in device memory."""
+    def check(problem, params):
+        t = params.get("threads", 128)
+        R, C = problem.dims["rows"], problem.dims["cols"]
+        isz = np.dtype(problem.dims["dtype"]).itemsize
+        grid = {"thread_per_row": cdiv(R, t), "block_per_row": 1, "warp_shuffle": cdiv(R * 32, t)}[kind]
+        return fits(problem, threads=t, grid=(grid,), shared=t * isz if kind == "block_per_row" else 0,
+                    device_bytes=io_bytes(problem, R, isz))
+    return check
+
+
 def _shfl_available(base):
     def avail():
         why = base()
@@ -127,15 +141,15 @@ def variants(available):
     return [
         Variant(op="matvec", backend="numba_cuda", name="thread_per_row", run=_make_run("thread_per_row"),
                 supports=dict(SUPPORTS), params=(Param("threads", (4, 8, 32, 128, 256), 128),),
-                available=available, origin=f"{ORIGIN} §5.1 초기 방법",
+                available=available, constraint=_fits("thread_per_row"), origin=f"{ORIGIN} §5.1 초기 방법",
                 doc="w[r] = sum_c M[r,c] v[c], one thread per row, sequential over columns"),
         Variant(op="matvec", backend="numba_cuda", name="block_per_row", run=_make_run("block_per_row"),
                 supports=dict(SUPPORTS), params=(Param("threads", (2, 4, 8, 32, 128, 256, 512), 512),),
-                available=available, origin=f"{ORIGIN} §5.2, 부록 코드 6",
+                available=available, constraint=_fits("block_per_row"), origin=f"{ORIGIN} §5.2, 부록 코드 6",
                 doc="one block per row (grid-stride, grid = 2 x SMs), strided column partial sums, "
                     "shared-memory tree reduction with a barrier after every step"),
         Variant(op="matvec", backend="numba_cuda", name="warp_shuffle", run=_make_run("warp_shuffle"),
                 supports=dict(SUPPORTS), params=(Param("threads", (32, 64, 128, 256), 128),),
-                available=_shfl_available(available), origin=f"{ORIGIN} §5.2 (warp-level variant of code 6)",
+                available=_shfl_available(available), constraint=_fits("warp_shuffle"), origin=f"{ORIGIN} §5.2 (warp-level variant of code 6)",
                 doc="one warp per row, lanes stride over columns, shfl_down_sync tree reduction (GPU only)"),
     ]

@@ -26,7 +26,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
 
 cuda = None
 
@@ -36,7 +36,7 @@ _SEC = {"gmem": "§4.2.1, 부록 코드 1", "smem_if": "§4.2.1 방법 I, 부록
         "smem_rows2": "§4.2.4 방법 IV, 부록 코드 5", "unrolled": "§4.3.1 상수 메모리 + §4.3.4 반복문 제거"}
 _METHOD = {"gmem": 0, "smem_if": 1, "smem_4copy": 2, "smem_linear": 3, "smem_rows2": 4, "unrolled": 5}
 
-SUPPORTS = {"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(3, 64), "w": Range(3, 64),
+SUPPORTS = {"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
             "cast": ("saturate",), "rounding": ("trunc",)}
 
@@ -230,6 +230,23 @@ def _make_run(name):
     return run
 
 
+def _fits(name):
+    """The device limits: the block's threads, the grid, the float32 gray tile in shared memory
+    (methods I-IV), the image and the uint8 output in device memory."""
+    method = _METHOD[name]
+
+    def check(problem, params):
+        H, W = problem.dims["h"], problem.dims["w"]
+        bx, by, rows = params.get("bx", 16), params.get("by", 16), params.get("rows", 4)
+        if method == 4:
+            threads, grid, tile = bx * 2, (cdiv(W, bx - 2), cdiv(H, rows)), (rows + 2) * bx
+        else:
+            threads, grid, tile = bx * by, (cdiv(W, bx), cdiv(H, by)), (by + 2) * (bx + 2) if method in (1, 2, 3) else 0
+        return fits(problem, threads=threads, grid=grid, shared=4 * tile, const=36,
+                    device_bytes=io_bytes(problem, H * W, 1))
+    return check
+
+
 def variants(available):
     out = []
     for name in ("gmem", "smem_if", "smem_4copy", "smem_linear", "smem_rows2", "unrolled"):
@@ -240,8 +257,7 @@ def variants(available):
         out.append(Variant(
             op="sobel", backend="numba_cuda", name=name, run=_make_run(name), supports=dict(SUPPORTS),
             params=params, available=available, writes="interior",
-            constraint=lambda problem, params: (
-                "block > 1024 threads" if params.get("bx", 16) * params.get("by", 2) > 1024 else None),
+            constraint=_fits(name),
             origin=f"{ORIGIN} {_SEC[name]}",
             doc=f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, masks in constant memory; {_SEC[name]}; "
                 "uint8 out, trunc + saturate, interior only"))
