@@ -91,10 +91,35 @@ def availability(v) -> str | None:
 
 # ----------------------------------------------------------------------------- list
 
+def _fmt_limit(v) -> str:
+    if isinstance(v, tuple):
+        return "x".join(map(str, v))
+    if isinstance(v, int) and v >= 1 << 20:
+        return f"{v / 2**30:.1f}GiB" if v >= 1 << 30 else f"{v / 2**20:.0f}MiB"
+    return str(v)
+
+
+def _domain_text(v) -> str:
+    """The size dims of ``v``'s real domain (its supports over the op's), e.g. ``h=3.. w=3.. kh=3``;
+    device limits are the backend's (printed above the table) and act through its constraint."""
+    from .problem import OPDEFS
+    from .variant import Range
+    parts = []
+    for k, dom in OPDEFS[v.op].dims.items():
+        d = v.supports.get(k, dom)
+        if k == "dtype":
+            continue
+        if isinstance(d, Range):
+            parts.append(f"{k}={d.lo}" if d.hi == d.lo else f"{k}={d!r}")
+        else:
+            parts.append(f"{k}={'|'.join(map(str, d))}")
+    return " ".join(parts)
+
+
 def cmd_list(ns) -> int:
     configure(ns)
     t = Table(title="refconv variants", show_lines=False)
-    for col in ("op", "backend", "variant", "available", "params", "writes"):
+    for col in ("op", "backend", "variant", "available", "params", "writes", "sizes (supports)"):
         t.add_column(col)
     rows = 0
     for name, b in registry.backends().items():
@@ -111,10 +136,15 @@ def cmd_list(ns) -> int:
             desc = f"describe() failed: {e}"
         if desc:
             console.print(f"[bold]{name}[/]: {desc}")
+        tgt = registry.target(name) if why is None else None
+        if tgt is not None and tgt.limits:
+            lim = ", ".join(f"{k}={_fmt_limit(v)}" for k, v in tgt.limits.items() if v is not None)
+            console.print(f"  device limits{' (simulated)' if tgt.simulated else ''}: {lim}", markup=False)
         for v in registry.variants(op=ns.op, backend=name, name=ns.variant):
             r = availability(v)
             ps = " ".join(f"{p.name}={'|'.join(map(str, p.values))}" for p in v.params)
-            t.add_row(v.op, v.backend, v.name, "[green]yes[/]" if r is None else f"[yellow]no: {r}[/]", ps, v.writes)
+            t.add_row(v.op, v.backend, v.name, "[green]yes[/]" if r is None else f"[yellow]no: {r}[/]", ps,
+                      v.writes + ("" if v.output == "array" else f", {v.output}"), _domain_text(v))
             rows += 1
     console.print(t)
     console.print(f"{rows} variants")
@@ -135,11 +165,16 @@ def cmd_check(ns) -> int:
     results: dict[str, VariantResult] = {}
     runnable = []
     for v in variants:
-        why = availability(v)
+        why = availability(v) or registry.simulated_reason(v, prof)
         if why is None:
             runnable.append(v)
         else:
             results[v.id] = VariantResult(v.id, "unavailable", reason=why)
+    if prof.real_targets_only and not runnable:
+        refused = [results[v.id].reason for v in variants if registry.simulated_reason(v, prof)]
+        if refused:
+            print(f"refconv: {refused[0]}", file=sys.stderr)
+            raise SystemExit(2)
 
     # backend preflight (e.g. the compile check), over every selected variant: see refconv.preflight
     from . import preflight

@@ -91,3 +91,28 @@ def backend_reason(name: str) -> str | None:
     if isinstance(b, BackendLoadError):
         return b.reason()
     return b.available()
+
+
+def target(name: str):
+    """The :class:`refconv.variant.Target` backend ``name`` runs on now, or None when it does not
+    say (or cannot be asked: not installed, unavailable, its ``target()`` raised)."""
+    b = backends().get(name)
+    if not isinstance(b, Backend) or b.target is None or backend_reason(name):
+        return None
+    try:
+        return b.target()
+    except Exception:
+        return None
+
+
+def simulated_reason(variant, profile) -> str | None:
+    """Why ``profile`` refuses ``variant`` (it draws GPU-scale problems and the variant's backend
+    runs on a simulator), or None."""
+    if not getattr(profile, "real_targets_only", False):
+        return None
+    t = target(variant.backend)
+    if t is not None and t.simulated:
+        return (f"profile {profile.name!r} draws seed-scale problems (3072² images, 125 GiB Kronecker "
+                f"products); {variant.backend} runs on {t.name}, a simulator, where that takes days: use "
+                f"--profile ci or dev there, or a real target (--cuda gpu, --opencl nvidia/pocl)")
+    return None

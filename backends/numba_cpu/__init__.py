@@ -9,6 +9,7 @@ there is one compiled specialisation per input dtype, not one per option combina
 from __future__ import annotations
 
 import importlib
+import os
 
 from refconv import Backend
 
@@ -39,4 +40,13 @@ def _describe():
         return "numba njit on the host CPU (numba missing)"
 
 
-backend = Backend(name=NAME, variants=_variants, available=_available, describe=_describe)
+def _target():
+    from refconv.variant import Target
+    try:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):  # pragma: no cover
+        mem = None
+    return Target(name=f"host CPU ({os.cpu_count()} cores)", simulated=False, limits={"mem_bytes": mem})
+
+
+backend = Backend(name=NAME, variants=_variants, available=_available, describe=_describe, target=_target)

@@ -52,4 +52,4 @@ OPTIONS = (
 )
 
 backend = Backend(name="numba_cuda", variants=_variants, available=available, options=OPTIONS,
-                  configure=configure, preflight=preflight, describe=_env.describe)
+                  configure=configure, preflight=preflight, describe=_env.describe, target=_env.target)

@@ -233,6 +233,14 @@ def _limits(m: str) -> dict:
             "mem_bytes": int(total)}
 
 
+def target():
+    """The :class:`refconv.Target` in use: the GPU, or the simulator (``simulated=True``)."""
+    from refconv.variant import Target
+    m = mode()
+    name = "CUDA simulator" if m == "sim" else detect_gpu()[1]
+    return Target(name=name, simulated=(m == "sim"), limits=limits())
+
+
 def limits() -> dict:
     """The limits of the device the kernels run on now (the GPU's, or :data:`SIM_LIMITS`)."""
     return _limits(mode())

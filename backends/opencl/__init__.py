@@ -31,4 +31,5 @@ backend = Backend(
              "race / bounds / barrier checks; slow, use the ci profile) or nvidia"),),
     configure=_cl.configure,
     describe=_cl.describe,
+    target=_cl.target_info,
 )

@@ -175,6 +175,17 @@ def describe() -> str:
     return line
 
 
+def target_info():
+    """The :class:`refconv.Target` in use: Oclgrind is a simulator; limits from the device."""
+    from refconv.variant import Target
+    t = target()
+    d = device(t)
+    return Target(name=f"{t} ({d.name.strip()})", simulated=(t == "oclgrind"), limits={
+        "max_work_group_size": int(d.max_work_group_size), "local_mem_bytes": int(d.local_mem_size),
+        "max_const_bytes": int(d.max_constant_buffer_size), "max_alloc_bytes": int(d.max_mem_alloc_size),
+        "mem_bytes": int(d.global_mem_size)})
+
+
 def has_fp64(dev) -> bool:
     return "cl_khr_fp64" in dev.extensions or bool(getattr(dev, "double_fp_config", 0))
 
@@ -311,6 +322,23 @@ def check_local(e: Env, local: tuple, local_bytes: int = 0, kernel=None) -> str 
             return f"work-group dimension {i} = {n} > {m} allowed on {e.target}"
     if local_bytes > d.local_mem_size:
         return f"{local_bytes} bytes of local memory > {d.local_mem_size} on {e.target}"
+    return None
+
+
+def fits_memory(e: Env, problem, out_bytes: int) -> str | None:
+    """Why the problem's buffers (each input, and ``out_bytes`` of output / scratch) do not fit
+    the device: one larger than ``max_mem_alloc_size``, or all together above 90% of
+    ``global_mem_size`` (None if they fit)."""
+    from refconv.problem import OPDEFS
+    d = e.device
+    od = OPDEFS[problem.op]
+    sizes = [int(np.prod(shape, dtype=np.int64)) * od.input_dtype(name, problem.dims).itemsize
+             for name, shape in problem.input_shapes().items()] + [int(out_bytes)]
+    big = max(sizes)
+    if big > d.max_mem_alloc_size:
+        return f"a {big / 2**30:.2f} GiB buffer > max_mem_alloc_size {d.max_mem_alloc_size / 2**30:.2f} GiB on {e.target}"
+    if sum(sizes) > 0.9 * d.global_mem_size:
+        return f"{sum(sizes) / 2**30:.2f} GiB of buffers > 90% of {d.global_mem_size / 2**30:.2f} GiB on {e.target}"
     return None
 
 

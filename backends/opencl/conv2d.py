@@ -11,9 +11,9 @@ from . import _cl
 from .matvec import type_opts
 
 ORIGIN = "seed 004 (cuconv B.Sc. project: scalar_prods + sum kernels, fused kernel, filters [M][R][S][C])"
-SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1, 3), "c": Range(1, 8),
-            "h": Range(1, 16), "w": Range(1, 16), "m": Range(1, 8), "r": Range(1, 5), "s": Range(1, 5),
-            "bias": (0, 1), "stride": Range(1, 3), "padding": Range(0, 2), "dilation": Range(1, 2)}
+SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1), "c": Range(1),
+            "h": Range(1), "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1),
+            "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
 WG = (Param("wg", (1, 2, 8, 32, 64, 128, 256), 256),)
 
 
@@ -82,7 +82,13 @@ def _constraint(kname):
             opts += ("-DDIRECT",)
         local = (params["wg"], 1, 1) if kname == "scalar_prods" else (params["wg"], 1)
         nbytes = d["c"] * np.dtype(d["dtype"]).itemsize if kname == "fused" else 0
-        return _cl.check_local(e, local, nbytes, _cl.kernel(e, "conv2d.cl", kname, opts))
+        pad = problem.options.get("padding", 0)
+        pad = max(pad) if isinstance(pad, tuple) else pad
+        out = d["n"] * d["m"] * (d["h"] + 2 * pad) * (d["w"] + 2 * pad) * np.dtype(d["dtype"]).itemsize
+        if kname == "scalar_prods":
+            out *= 1 + d["r"] * d["s"]                 # the partial-products buffer
+        return (_cl.check_local(e, local, nbytes, _cl.kernel(e, "conv2d.cl", kname, opts))
+                or _cl.fits_memory(e, problem, out))
     return constraint
 
 

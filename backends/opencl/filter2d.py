@@ -15,12 +15,12 @@ MEMS = ("GM", "CM", "SM")
 SUPPORTS_3X3 = {
     "dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
     "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"), "rounding": ("trunc",),
-    "out_dtype": (None,), "h": Range(3, 64), "w": Range(3, 64),
+    "out_dtype": (None,), "h": Range(3), "w": Range(3),
 }
 SUPPORTS_PMPP = {
-    "dtype": ("float32",), "c": Range(0, 3), "kh": Range(1, 10), "kw": Range(1, 10),
+    "dtype": ("float32",), "c": Range(0), "kh": Range(1), "kw": Range(1),
     "boundary": ("zero",), "flip": (False,), "accumulator": ("float32",), "out_dtype": (None,),
-    "h": Range(1, 64), "w": Range(1, 64),
+    "h": Range(1), "w": Range(1),
 }
 ORIGIN_000 = "seed 000 (Ozer & Demirci, 3x3 convolution on CUDA: GM/CM/SM, coarsening, uchar4 stores)"
 ORIGIN_001 = "seed 001 (PMPP tiled 2-D convolution with halo cells, blog notes)"
@@ -42,7 +42,8 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
     def constraint(problem, params):
         e = _cl.env()
         k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
-        return _cl.check_local(e, (params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]), k)
+        return (_cl.check_local(e, (params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]), k)
+                or _cl.fits_memory(e, problem, problem.dims["h"] * problem.dims["w"]))
 
     def run(problem, out, wg_x=32, wg_y=8):
         import pyopencl as cl
@@ -104,7 +105,8 @@ def _run_basic(problem, out, wg_x=16, wg_y=16):
 
 def _constraint_basic(problem, params):
     e = _cl.env()
-    return _cl.check_local(e, (params["wg_x"], params["wg_y"], 1), 0, _cl.kernel(e, "filter2d_pmpp.cl", "basic"))
+    return (_cl.check_local(e, (params["wg_x"], params["wg_y"], 1), 0, _cl.kernel(e, "filter2d_pmpp.cl", "basic"))
+            or _cl.fits_memory(e, problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
 
 
 def _tile(problem, o_tile):
@@ -129,7 +131,8 @@ def _run_tiled(problem, out, o_tile=16):
 def _constraint_tiled(problem, params):
     e = _cl.env()
     tw, th = _tile(problem, params["o_tile"])
-    return _cl.check_local(e, (tw, th, 1), tw * th * 4, _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo"))
+    return (_cl.check_local(e, (tw, th, 1), tw * th * 4, _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo"))
+            or _cl.fits_memory(e, problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
 
 
 def variants() -> list[Variant]:

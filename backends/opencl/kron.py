@@ -9,8 +9,8 @@ from refconv.variant import Param, Range, Variant
 from . import _cl
 
 ORIGIN = "seed 003 (Kronecker product of large dense matrices on the GPU)"
-SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1, 8), "n": Range(1, 8),
-            "p": Range(1, 12), "q": Range(1, 12)}
+SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
+            "p": Range(1), "q": Range(1)}
 _T = {"float64": ("double", None), "float32": ("float", None), "int32": ("int", "uint"), "uint8": ("uchar", "uint")}
 WG = (Param("wg_x", (1, 2, 4, 8, 16, 32), 32), Param("wg_y", (1, 2, 4, 8, 16, 32), 32))
 
@@ -101,8 +101,11 @@ def _run_streamed(problem, out, wg_x=32, wg_y=32):
 def _constraint(kname):
     def constraint(problem, params):
         e = _cl.env()
-        return _cl.check_local(e, (params["wg_x"], params["wg_y"]), 0,
-                               _cl.kernel(e, "kron.cl", kname, _opts(problem.dims["dtype"])))
+        d = problem.dims
+        rows = 2 * d["p"] if kname == "rowblock" else d["m"] * d["p"]   # streamed: two row-blocks
+        return (_cl.check_local(e, (params["wg_x"], params["wg_y"]), 0,
+                                _cl.kernel(e, "kron.cl", kname, _opts(d["dtype"])))
+                or _cl.fits_memory(e, problem, rows * d["n"] * d["q"] * np.dtype(d["dtype"]).itemsize))
     return constraint
 
 

@@ -9,7 +9,7 @@ from refconv.variant import Param, Range, Variant
 from . import _cl
 
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, matrix-vector section)"
-SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1, 300), "cols": Range(1, 300)}
+SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
 
 
 def type_opts(dtype) -> tuple:
@@ -33,7 +33,8 @@ def _make(name, params, doc, extra=()):
         e = _cl.env()
         k = _cl.kernel(e, "matvec.cl", name, opts(problem))
         nbytes = p["wg"] * np.dtype(problem.dims["dtype"]).itemsize if name == "block_per_row" else 0
-        return _cl.check_local(e, (p["wg"],), nbytes, k)
+        isz = np.dtype(problem.dims["dtype"]).itemsize
+        return _cl.check_local(e, (p["wg"],), nbytes, k) or _cl.fits_memory(e, problem, problem.dims["rows"] * isz)
 
     def run(problem, out, **p):
         import pyopencl as cl

@@ -8,7 +8,7 @@ from refconv.variant import Param, Range, Variant
 from . import _cl
 
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, Sobel section)"
-SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3, 64), "w": Range(3, 64),
+SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
             "cast": ("saturate", "wrap"), "rounding": ("trunc", "nearest-even")}
 BUILD = ("-cl-fp32-correctly-rounded-divide-sqrt",)
@@ -47,7 +47,8 @@ def _make(name, doc, params=WG, channels=(0, 3, 4)):
         if name == "smem_linear" and (bx + 2) * (by + 2) > 2 * bx * by:
             return "smem_linear copies 2 x wg cells: needs (bx+2)*(by+2) <= 2*bx*by"
         k = _cl.kernel(e, "sobel.cl", name, _opts(problem))
-        return _cl.check_local(e, (bx, by), 4 * _local_floats(name, p), k)
+        return (_cl.check_local(e, (bx, by), 4 * _local_floats(name, p), k)
+                or _cl.fits_memory(e, problem, problem.dims["h"] * problem.dims["w"]))
 
     def run(problem, out, **p):
         import pyopencl as cl
