@@ -6,14 +6,14 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SITE=/tmp/site
 if [ ! -d $SITE/refconv ]; then
-  pip install -q --no-deps --target $SITE .whl/*.whl
-  pip install -q --no-deps --no-build-isolation --target $SITE . >/dev/null
+  pip install -q --no-deps --target $SITE .whl/*.whl 2>/dev/null
+  pip install -q --no-deps --no-build-isolation --target $SITE . >/dev/null 2>&1
 fi
 export PYTHONPATH=$SITE
 mkdir -p /tmp/icd; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd
 export REFCONV_DATABASE=none
-R="python -m refconv.cli"
+R="env -C /tmp python -m refconv.cli"   # not from the checkout: its refconv/ would shadow the install
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
 python -c "import numpy, numba, numba_cuda; print('numpy', numpy.__version__, 'numba', numba.__version__, 'numba-cuda', numba_cuda.__version__)" | tee -a "$OUT/gpu.txt"
 for what in "${@:-list cuda opencl kron}"; do
