@@ -31,6 +31,7 @@ class VariantResult:
     worst_rel: float = 0.0
     reason: str = ""
     failure: dict | None = None       # the minimised ExampleResult, as a dict
+    largest_case: str = ""            # the passing example with the most input bytes (sizes reached)
     reproducer: str | None = None     # path of the saved reproducer file
     findings: list = field(default_factory=list)
     statistics: str = ""
@@ -74,6 +75,9 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         if on_example:
             on_example("done", r, None)
         if r.status == "pass":
+            nbytes = problem.input_nbytes()
+            if nbytes >= stats.get("largest_bytes", -1):
+                stats["largest_bytes"], stats["largest"] = nbytes, describe_case(problem, params)
             stats["passed"] += 1
             stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
             stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
@@ -100,6 +104,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
     res.examples, res.passed, res.invalid = stats["examples"], stats["passed"], stats["invalid"]
     res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
+    res.largest_case = stats.get("largest", "")
     res.seconds = time.perf_counter() - t0
     if last_fail:
         r: ExampleResult = last_fail["result"]
