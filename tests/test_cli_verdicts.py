@@ -151,3 +151,11 @@ def test_bad_output_paths_exit_2_naming_the_option_before_the_run(tmp_path, opt,
                     cwd=tmp_path)
     assert p.returncode == 2 and opt in p.stderr, p.stdout + p.stderr
     assert "refconv check" not in p.stdout   # nothing ran: no matrix
+
+
+def test_a_hung_variant_shows_the_time_it_really_ran(tmp_path, buggy_env):
+    p = refconv_cli("check", "--backend", "buggy", "--variant", "hangs", "--timeout", "2", "--hang-shrink", "0",
+                    "--examples", "3", "--quiet", "--no-save", "--json", "r.json", env=buggy_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (r,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert r["reason"].startswith("hang") and r["seconds"] >= 2.0, r
