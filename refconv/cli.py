@@ -238,6 +238,12 @@ def _nothing_checked(ordered, pre) -> str | None:
             + "; ".join(reasons[:3]) + (f" (+{len(reasons) - 3} more reasons)" if len(reasons) > 3 else ""))
 
 
+def worker_count(requested: int, n_jobs: int) -> int:
+    """Worker processes for ``n_jobs`` variants: ``--jobs`` (0: the number of CPUs), never more
+    than the variants to check (each worker is a process that imports every backend), at least 1."""
+    return max(1, min(requested or os.cpu_count() or 1, n_jobs))
+
+
 def cmd_check(ns) -> int:
     import shutil
     home = _private_hypothesis_home()
@@ -280,7 +286,7 @@ def _check(ns) -> int:
 
     failures_dir = None if ns.no_save else ns.failures_dir
     jobs = [Job(v.id, prof.name, ns.examples, ns.seed, ns.database, failures_dir) for v in runnable]
-    workers = max(1, min(ns.jobs or os.cpu_count() or 1, len(jobs)))  # never more than the work
+    workers = worker_count(ns.jobs, len(jobs))
     t0 = time.perf_counter()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=console,

@@ -159,3 +159,14 @@ def test_a_hung_variant_shows_the_time_it_really_ran(tmp_path, buggy_env):
     assert p.returncode == 1, p.stdout + p.stderr
     (r,) = json.loads((tmp_path / "r.json").read_text())["results"]
     assert r["reason"].startswith("hang") and r["seconds"] >= 2.0, r
+
+
+def test_pytest_items_fail_rather_than_skip_when_the_requested_target_is_missing(tmp_path):
+    from backends.opencl import _cl
+    if "nvidia" in _cl.platforms():
+        pytest.skip("NVIDIA OpenCL is installed here")
+    (tmp_path / "test_nothing.py").write_text("")
+    q = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--refconv",
+                        "--refconv-backend", "opencl", "--refconv-op", "matvec", "--refconv-opencl", "nvidia",
+                        "-m", "refconv", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert q.returncode == 1 and "requested target missing" in q.stdout and " skipped" not in q.stdout, q.stdout

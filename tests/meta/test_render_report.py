@@ -102,3 +102,11 @@ def test_output_path_checks_name_the_option_and_what_is_accepted(tmp_path):
         report.check_output_dir("--failures-dir", str(tmp_path / "f" / "sub"))
     report.check_output_dir("--failures-dir", str(tmp_path / "new" / "deeper"))   # may be created later
     assert not (tmp_path / "new").exists()
+
+
+def test_jobs_are_capped_at_the_variants_to_check():
+    from refconv.cli import worker_count
+    assert worker_count(16, 3) == 3
+    assert worker_count(0, 1) == 1
+    assert worker_count(2, 40) == 2
+    assert worker_count(0, 0) == 1
