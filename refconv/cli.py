@@ -203,8 +203,8 @@ def cmd_list(ns) -> int:
 # ----------------------------------------------------------------------------- check
 
 def validate_outputs(ns) -> None:
-    """Every output path of ``check`` is usable, before the run starts (``ValueError`` naming the
-    option otherwise: exit 2)."""
+    """Every output path of ``check`` (and the example database) is usable, before the run starts
+    (``ValueError`` naming the option otherwise: exit 2)."""
     from .report import check_output_dir, check_output_file
     if ns.json:
         check_output_file("--json", ns.json)
@@ -212,6 +212,8 @@ def validate_outputs(ns) -> None:
         check_output_file("--junit", ns.junit)
     if ns.failures_dir and not ns.no_save:
         check_output_dir("--failures-dir", ns.failures_dir)
+    from .profiles import database
+    database(ns.database)   # a database spec the workers could not open (redis without the extra ...)
 
 
 def _private_hypothesis_home():

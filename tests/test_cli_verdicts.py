@@ -101,6 +101,10 @@ def test_a_plugin_whose_lazy_variants_raises_is_unavailable_in_list_check_and_py
                        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "INTERNALERROR" not in q.stdout + q.stderr
     assert q.returncode == 1 and "lazy boom in tile[/n] list" in q.stdout and "1 failed" in q.stdout, q.stdout
+    q = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--refconv", "--refconv-op", "kron",
+                        "--refconv-variant", "outer_reshape", "--refconv-examples", "2", "-m", "refconv", "-rs",
+                        str(tmp_path)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert q.returncode == 0 and "1 passed, 1 skipped" in q.stdout and "lazy boom" in q.stdout, q.stdout
 
 
 def test_rich_markup_in_variant_messages_neither_crashes_nor_disappears(tmp_path):
@@ -170,3 +174,14 @@ def test_pytest_items_fail_rather_than_skip_when_the_requested_target_is_missing
                         "--refconv-backend", "opencl", "--refconv-op", "matvec", "--refconv-opencl", "nvidia",
                         "-m", "refconv", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert q.returncode == 1 and "requested target missing" in q.stdout and " skipped" not in q.stdout, q.stdout
+
+
+def test_an_unusable_database_is_a_usage_error_before_the_run():
+    p = refconv_cli("check", "--backend", "example", "--quiet", "--database", "redis://localhost:1/0",
+                    env=dict(os.environ, PYTHONPATH=""))
+    try:
+        import redis  # noqa: F401
+        pytest.skip("the redis extra is installed here")
+    except ImportError:
+        pass
+    assert p.returncode == 2 and "redis" in p.stderr and "refconv check" not in p.stdout, p.stdout + p.stderr
