@@ -4,10 +4,10 @@
 :class:`Param`, :class:`Range`, :class:`Backend` and :class:`BackendOption` are what a backend
 plugin declares; :class:`Problem` is one problem instance with a one-line descriptor.
 """
-from .variant import OPS, Backend, BackendOption, Param, Range, Variant
+from .variant import OPS, Backend, BackendOption, MissingTarget, Param, Range, Variant
 from .problem import Problem
 
-__all__ = ["OPS", "Backend", "BackendOption", "Param", "Range", "Variant", "Problem", "specs"]
+__all__ = ["OPS", "Backend", "BackendOption", "MissingTarget", "Param", "Range", "Variant", "Problem", "specs"]
 __version__ = "0.1.0"
 
 

@@ -2,9 +2,9 @@
 its output against the spec with the tolerance rules of :mod:`refconv.tolerance`.
 
 * The output buffer handed to the variant is *poisoned* first: floats with a NaN whose payload no
-  computation produces (``0x7FC5A5A5`` / ``0x7FF8A5A5A5A5A5A5``), integers with the value least
-  frequent in the expected result, so elements a variant forgets to write are caught and counted
-  as ``unwritten``.
+  computation produces (``0x7FC5A5A5`` / ``0x7FF8A5A5A5A5A5A5``), integers with a value far from
+  every expected value, zero and the extremes (confirmed by a second run with a second poison), so
+  elements a variant forgets to write are caught and counted as ``unwritten``, and only those.
 * A variant declaring ``writes="interior"`` gets a buffer of the input's spatial size; the valid
   interior is compared with the spec (``boundary="valid"``), and every border element must still
   hold the poison (``border`` mismatches).
@@ -97,22 +97,52 @@ def expected_output_layout(problem: Problem, writes: str, expected: np.ndarray |
     return tuple(lead) + tuple(spatial), expected.dtype
 
 
-def poison_value(dtype: np.dtype, expected: np.ndarray):
+def poison_value(dtype: np.dtype, expected: np.ndarray, avoid=()):
+    """The value the output buffer is filled with before a variant runs.
+
+    * float32 / float64: a quiet NaN whose payload (``0x7FC5A5A5`` / ``0x7FF8A5A5A5A5A5A5``) no
+      arithmetic produces, so an element holding it was never written.
+    * integers: a value *far from every plausible result*.  The plausible results are the expected
+      values, the dtype's extremes and zero (saturation, wrap-around and a forgotten store give
+      those), plus ``avoid`` (the first poison, when a second one is chosen).  Among the values
+      absent from the expected result, the one whose distance to the nearest plausible value is
+      largest wins (ties: the smallest); so an off-by-one (expected all zeros, a kernel writing 1)
+      is never the poison.  When every value of the dtype occurs in the expected result, the
+      least frequent one is used.  An integer poison alone is still a value some wrong kernel
+      could write, so :func:`check_example` confirms "never written" with a second run and a
+      second poison (see there).
+    """
     dtype = np.dtype(dtype)
     if dtype in _NAN_POISON:
         return _NAN_POISON[dtype].view(dtype)
-    if dtype.kind in "ui":
-        info = np.iinfo(dtype)
-        if dtype.itemsize == 1:
-            counts = np.bincount((expected.astype(np.int64) - info.min).ravel(), minlength=256)
-            return dtype.type(int(np.argmin(counts)) + info.min)
-        # wide integers: a value absent from the expected result
-        cand = info.max - 0x5A5A
-        present = set(np.unique(expected).tolist()) if expected.size < 1 << 16 else set()
-        while cand in present:
-            cand -= 1
-        return dtype.type(cand)
-    raise TypeError(f"no poison for output dtype {dtype}")
+    if dtype.kind not in "ui":
+        raise TypeError(f"no poison for output dtype {dtype}; accepted: float32, float64 or an integer dtype")
+    info = np.iinfo(dtype)
+    extra = [info.min, info.max, 0] + [int(a) for a in avoid]
+    if dtype.itemsize <= 2:
+        values = np.arange(info.min, info.max + 1, dtype=np.int64)
+        counts = np.bincount((np.asarray(expected).astype(np.int64) - info.min).ravel(),
+                             minlength=values.size)
+        plausible = np.zeros(values.size, bool)
+        plausible[counts > 0] = True
+        plausible[np.asarray(extra, np.int64) - info.min] = True
+        # distance of every value to the nearest plausible one (two sweeps over the value line)
+        idx = np.arange(values.size)
+        left = np.maximum.accumulate(np.where(plausible, idx, -values.size * 2))
+        right = np.minimum.accumulate(np.where(plausible, idx, values.size * 3)[::-1])[::-1]
+        dist = np.minimum(idx - left, right - idx)
+        free = (counts == 0) & ~np.isin(values, extra[3:])
+        if free.any():
+            return dtype.type(int(values[np.argmax(np.where(free, dist, -1))]))
+        ranked = np.where(np.isin(values, extra[3:]), np.iinfo(np.int64).max, counts)
+        return dtype.type(int(values[np.argmin(ranked)]))
+    # wide integers: a value absent from the expected result, far from zero and the extremes
+    present = set(np.unique(expected).tolist()) if expected.size < 1 << 16 else set()
+    present.update(int(a) for a in avoid)
+    cand = info.max // 2 + 0x5A5A
+    while cand in present:
+        cand -= 1
+    return dtype.type(cand)
 
 
 def _same_bits(a: np.ndarray, v) -> np.ndarray:
@@ -133,8 +163,30 @@ def _quiet_fp_warnings():
             yield
 
 
+def _run_once(variant: Variant, problem: Problem, params: dict, shape, dtype, poison):
+    """Run ``variant`` into a fresh buffer filled with ``poison``: ``(got, findings, error)``
+    where ``error`` is the one-line message of what it raised (``got`` is then None)."""
+    buf = np.full(shape, poison, dtype=dtype)
+    with collect() as findings, _quiet_fp_warnings():
+        try:
+            got = run_variant(variant, problem, buf, params)
+        except Exception as e:  # the variant's error, reported not raised
+            tb = traceback.format_exception_only(type(e), e)[-1].strip()
+            return None, list(findings), f"raised {tb}"
+    return (buf if got is None else np.asarray(got)), list(findings), None
+
+
 def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleResult:
-    """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result."""
+    """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result.
+
+    An element is reported ``never written`` only when it provably kept the poison: for floats
+    the NaN payload says so; for integers (where the poison is a value a wrong kernel could
+    write) the variant runs a second time into a buffer filled with a second, different poison
+    (:func:`poison_value` with ``avoid``), and only elements holding the first poison after the
+    first run *and* the second poison after the second run count.  An element that held the
+    first poison only was written with that value: it is judged as a wrong value like any other.
+    The second run happens only when the first left suspect elements, so passing examples cost
+    one run."""
     desc = problem.descriptor()
     t0 = time.perf_counter()
     if problem.op in _ROW_SPECS:
@@ -150,31 +202,38 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
     expected = np.asarray(acc.expected)
     shape, dtype = expected_output_layout(problem, variant.writes, expected)
     poison = poison_value(dtype, expected)
-    buf = np.full(shape, poison, dtype=dtype)
-    with collect() as findings, _quiet_fp_warnings():
-        try:
-            got = run_variant(variant, problem, buf, params)
-        except Exception as e:  # the variant's error, reported not raised
-            tb = traceback.format_exception_only(type(e), e)[-1].strip()
-            return ExampleResult("error", desc, dict(params), message=f"raised {tb}",
-                                 findings=list(findings), seconds=time.perf_counter() - t0)
+    got, findings, err = _run_once(variant, problem, params, shape, dtype, poison)
+    if err is not None:
+        return ExampleResult("error", desc, dict(params), message=err, findings=findings,
+                             seconds=time.perf_counter() - t0)
     seconds = time.perf_counter() - t0
-    if got is None:
-        got = buf
-    got = np.asarray(got)
     if got.shape != tuple(shape) or got.dtype != dtype:
-        return ExampleResult("fail", desc, dict(params), seconds=seconds, findings=list(findings),
+        return ExampleResult("fail", desc, dict(params), seconds=seconds, findings=findings,
                              message=f"returned shape {got.shape} dtype {got.dtype}; expected shape "
                                      f"{tuple(shape)} dtype {dtype}")
+    kept = _same_bits(got, poison)          # elements holding the poison after the run
     n_border = 0
     if variant.writes == "interior":
         r0, c0 = interior_offset(problem)
         ho, wo = expected.shape[-2:]
+        inner = (..., slice(r0, r0 + ho), slice(c0, c0 + wo))
         border = np.ones(got.shape, bool)
-        border[..., r0:r0 + ho, c0:c0 + wo] = False
-        n_border = int((border & ~_same_bits(got, poison)).sum())
-        got = got[..., r0:r0 + ho, c0:c0 + wo]
-    unwritten = _same_bits(got, poison) & ~_same_bits(expected, poison)
+        border[inner] = False
+        n_border = int((border & ~kept).sum())
+        got, kept = got[inner], kept[inner]
+    else:
+        inner = (...,)
+    if dtype.kind in "ui" and kept.any():   # confirm with a second poison (see the docstring)
+        poison2 = poison_value(dtype, expected, avoid=(int(poison),))
+        got2, findings2, err2 = _run_once(variant, problem, params, shape, dtype, poison2)
+        findings += findings2
+        if err2 is not None:
+            return ExampleResult("error", desc, dict(params), findings=findings,
+                                 seconds=time.perf_counter() - t0,
+                                 message=f"{err2} (on the second run, which confirms unwritten elements)")
+        unwritten = kept & _same_bits(got2, poison2)[inner] if got2.shape == tuple(shape) else kept
+    else:
+        unwritten = kept & ~_same_bits(expected, poison)
     n_unwritten = int(unwritten.sum())
     with np.errstate(all="ignore"):
         v = acc.check(got)

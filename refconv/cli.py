@@ -17,12 +17,58 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import registry
+from . import registry, render
 from .profiles import PROFILES, get_profile
-from .variant import Backend
+from .render import STYLE, esc
+from .report import write_junit  # noqa: F401  (re-exported: refconv.cli.write_junit)
+from .variant import Backend, MissingTarget
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "unavailable": "yellow", "skipped": "dim"}
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class UsageError(Exception):
+    """A usage or environment error: ``main`` prints the message on stderr and exits 2."""
+
+
+# ----------------------------------------------------------------------------- argument types
+
+def _seconds(flag: str, zero_ok: bool):
+    """argparse type: a finite number of seconds, > 0 (>= 0 when ``zero_ok``)."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = float("nan")
+        if not (v == v and v not in (float("inf"), float("-inf"))) or v < 0 or (v == 0 and not zero_ok):
+            raise argparse.ArgumentTypeError(
+                f"{text!r} not accepted; accepted: a finite number of seconds "
+                f"{'>= 0' if zero_ok else '> 0'}")
+        return v
+    return parse
+
+
+def _count(flag: str, lo: int):
+    """argparse type: an integer >= ``lo``."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            v = lo - 1
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"{text!r} not accepted; accepted: an integer >= {lo}")
+        return v
+    return parse
+
+
+def _glob(flag: str):
+    """argparse type: a non-empty name or glob (an empty one would silently select nothing)."""
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} not accepted; accepted: a non-empty name or "
+                                             f"glob (leave the option out to select everything)")
+        return text
+    return parse
 
 
 # ----------------------------------------------------------------------------- options
@@ -57,7 +103,7 @@ def backend_option_values(ns) -> dict:
                 v = raw.lower() not in ("0", "false", "no", "off")
             else:
                 if o.choices and raw not in o.choices:
-                    raise SystemExit(f"refconv: environment {o.env}={raw!r} not accepted; accepted: "
+                    raise UsageError(f"environment {o.env}={raw!r} not accepted; accepted: "
                                      f"{', '.join(map(str, o.choices))}")
                 v = raw
         if v is None:
@@ -74,12 +120,43 @@ def configure(ns) -> dict:
 
 
 def _select(ns):
+    """The selected variants; ``UsageError`` (exit 2) when nothing matches the filters and no
+    backend that failed to load could account for it."""
     vs = registry.variants(op=ns.op, backend=ns.backend, name=ns.variant)
-    if not vs:
+    if not vs and not registry.broken(ns.backend):
         known = ", ".join(sorted(registry.backends())) or "none"
-        raise SystemExit(f"refconv: no variant matches op={ns.op!r} backend={ns.backend!r} "
+        raise UsageError(f"no variant matches op={ns.op!r} backend={ns.backend!r} "
                          f"variant={ns.variant!r}; installed backends: {known}")
     return vs
+
+
+def broken_results(ns):
+    """A row ``*/name/*`` (status unavailable, the error as reason) for every backend that cannot
+    give variants (import failed, ``variants()`` raised): shown, never silently left out."""
+    from .runner import VariantResult
+    return [VariantResult(f"*/{name}/*", "unavailable", reason=why)
+            for name, why in registry.broken(ns.backend).items()]
+
+
+def blocking_problems(ns, variants) -> list[str]:
+    """What makes a ``check`` a usage / environment error before anything runs (exit 2):
+
+    * a target the user explicitly asked for is missing (an availability reason that is a
+      :class:`refconv.variant.MissingTarget`: ``--cuda gpu`` without a GPU ...);
+    * a backend named by ``--backend`` (a name or a glob that matches it) that failed to load or
+      whose ``variants()`` raised.  Without ``--backend`` such a backend is shown as unavailable
+      and does not change the exit status."""
+    out = []
+    seen = set()
+    for v in variants:
+        why = availability(v)
+        if isinstance(why, MissingTarget) and (v.backend, str(why)) not in seen:
+            seen.add((v.backend, str(why)))
+            out.append(f"{v.backend}: requested target missing: {why}")
+    if ns.backend:
+        for name, why in registry.broken(ns.backend).items():
+            out.append(f"backend {name} selected by --backend {ns.backend!r} cannot be used: {why}")
+    return out
 
 
 def availability(v) -> str | None:
@@ -122,20 +199,21 @@ def cmd_list(ns) -> int:
     for col in ("op", "backend", "variant", "available", "params", "writes", "sizes (supports)"):
         t.add_column(col)
     rows = 0
+    broken = registry.broken(ns.backend)
     for name, b in registry.backends().items():
         if ns.backend and not fnmatch.fnmatchcase(name, ns.backend):
             continue
-        if not isinstance(b, Backend):
-            t.add_row("*", name, "*", f"[red]no: {b.reason()}[/]", "", "")
+        if name in broken:
+            t.add_row("*", esc(name), "*", f"[red]no: {esc(broken[name])}[/]", "", "")
             continue
         why = registry.backend_reason(name)
         desc = ""
         try:
             desc = b.describe() if why is None else ""
         except Exception as e:
-            desc = f"describe() failed: {e}"
+            desc = f"describe() failed: {type(e).__name__}: {e}"
         if desc:
-            console.print(f"[bold]{name}[/]: {desc}")
+            console.print(f"[bold]{esc(name)}[/]: {esc(desc)}")
         tgt = registry.target(name) if why is None else None
         if tgt is not None and tgt.limits:
             lim = ", ".join(f"{k}={_fmt_limit(v)}" for k, v in tgt.limits.items() if v is not None)
@@ -143,25 +221,82 @@ def cmd_list(ns) -> int:
         for v in registry.variants(op=ns.op, backend=name, name=ns.variant):
             r = availability(v)
             ps = " ".join(f"{p.name}={'|'.join(map(str, p.values))}" for p in v.params)
-            t.add_row(v.op, v.backend, v.name, "[green]yes[/]" if r is None else f"[yellow]no: {r}[/]", ps,
-                      v.writes + ("" if v.output == "array" else f", {v.output}"), _domain_text(v))
+            t.add_row(v.op, esc(v.backend), esc(v.name), "[green]yes[/]" if r is None else f"[yellow]no: {esc(r)}[/]",
+                      esc(ps), v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v)))
             rows += 1
     console.print(t)
-    console.print(f"{rows} variants")
+    console.print(f"{rows} variants" + (f"; {len(broken)} backend(s) failed to load" if broken else ""))
     return 0
 
 
 # ----------------------------------------------------------------------------- check
 
+def validate_outputs(ns) -> None:
+    """Every output path of ``check`` (and the example database) is usable, before the run starts
+    (``ValueError`` naming the option otherwise: exit 2)."""
+    from .report import check_output_dir, check_output_file
+    if ns.json:
+        check_output_file("--json", ns.json)
+    if ns.junit:
+        check_output_file("--junit", ns.junit)
+    if ns.failures_dir and not ns.no_save:
+        check_output_dir("--failures-dir", ns.failures_dir)
+    from .profiles import database
+    database(ns.database)   # a database spec the workers could not open (redis without the extra ...)
+
+
+def _private_hypothesis_home():
+    """Hypothesis keeps caches in ``./.hypothesis`` unless told otherwise; ``refconv check`` must
+    not leave that folder in the user's working directory (its example database is elsewhere:
+    ``--database``), so the run (workers inherit the environment) uses a temporary one, unless
+    the user set ``HYPOTHESIS_STORAGE_DIRECTORY``.  Returns the directory to remove, or None."""
+    import tempfile
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return None
+    d = tempfile.mkdtemp(prefix="refconv-hypothesis-")
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = d
+    return d
+
+
+def _nothing_checked(ordered, pre) -> str | None:
+    """The reason when no selected variant was checked at all (all unavailable, no preflight)."""
+    if any(r.status not in ("unavailable", "skipped") for r in ordered) or any(pre.values()):
+        return None
+    if not ordered:
+        return "nothing was checked: no variant of a usable backend matches the filters"
+    reasons = sorted({r.reason for r in ordered})
+    return (f"nothing was checked: all {len(ordered)} selected variant(s) are unavailable here; "
+            + "; ".join(reasons[:3]) + (f" (+{len(reasons) - 3} more reasons)" if len(reasons) > 3 else ""))
+
+
+def worker_count(requested: int, n_jobs: int) -> int:
+    """Worker processes for ``n_jobs`` variants: ``--jobs`` (0: the number of CPUs), never more
+    than the variants to check (each worker is a process that imports every backend), at least 1."""
+    return max(1, min(requested or os.cpu_count() or 1, n_jobs))
+
+
 def cmd_check(ns) -> int:
+    import shutil
+    home = _private_hypothesis_home()
+    try:
+        return _check(ns)
+    finally:
+        if home:
+            os.environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+            shutil.rmtree(home, ignore_errors=True)
+
+
+def _check(ns) -> int:
     from .pool import Job, run_jobs
     from .runner import VariantResult
     bopts = configure(ns)
     prof = get_profile(ns.profile, ns.examples, ns.timeout)
-    if ns.hang_shrink is not None and ns.hang_shrink < 0:
-        raise ValueError(f"--hang-shrink must be >= 0 seconds, got {ns.hang_shrink:g}")
     hang_budget = 4 * prof.timeout if ns.hang_shrink is None else ns.hang_shrink
+    validate_outputs(ns)
     variants = _select(ns)
+    problems = blocking_problems(ns, variants)
+    if problems:
+        raise UsageError("\n".join(problems))
     results: dict[str, VariantResult] = {}
     runnable = []
     for v in variants:
@@ -173,25 +308,25 @@ def cmd_check(ns) -> int:
     if prof.real_targets_only and not runnable:
         refused = [results[v.id].reason for v in variants if registry.simulated_reason(v, prof)]
         if refused:
-            print(f"refconv: {refused[0]}", file=sys.stderr)
-            raise SystemExit(2)
+            raise UsageError(refused[0])
 
     # backend preflight (e.g. the compile check), over every selected variant: see refconv.preflight
     from . import preflight
     t0 = time.perf_counter()
     with console.status("preflight") as st:
         pre = preflight.run(variants, bopts, on_backend=lambda name, n: st.update(
-            f"{name}: preflight of {n} variants"))
+            f"{esc(name)}: preflight of {n} variants"))
     if pre:
         console.print(f"preflight of {len(pre)} variants done in {time.perf_counter() - t0:.1f}s")
 
     failures_dir = None if ns.no_save else ns.failures_dir
     jobs = [Job(v.id, prof.name, ns.examples, ns.seed, ns.database, failures_dir) for v in runnable]
-    workers = ns.jobs if ns.jobs else min(len(jobs), os.cpu_count() or 1) or 1
+    workers = worker_count(ns.jobs, len(jobs))
     t0 = time.perf_counter()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=console,
                         transient=False, disable=ns.quiet)
+    started: dict[str, float] = {}
     with progress:
         total = progress.add_task(f"checking {len(jobs)} variants ({prof.name}, {prof.max_examples} ex.)",
                                   total=len(jobs), status="")
@@ -199,20 +334,22 @@ def cmd_check(ns) -> int:
 
         def on_event(kind, vid, payload):
             if kind == "start" and vid not in tasks:
-                tasks[vid] = progress.add_task(f"  {vid}", total=prof.max_examples, status="")
+                started.setdefault(vid, time.perf_counter())
+                tasks[vid] = progress.add_task(f"  {esc(vid)}", total=prof.max_examples, status="")
             if kind == "done":
                 progress.advance(tasks[vid])
             if kind == "result":
                 r = payload
+                if not r.seconds and vid in started:   # killed (hang) or died: the time it really took
+                    r.seconds = time.perf_counter() - started[vid]
                 if vid in tasks:
                     progress.update(tasks[vid], visible=False)
                 progress.advance(total)
-                col = STYLE.get(r.status, "")
-                progress.console.print(f"[{col}]{r.status:>5}[/] {vid}  {r.examples} ex. {r.seconds:.1f}s"
-                                       + (f"  — {r.reason[:150]}" if r.status != "pass" else ""))
+                progress.console.print(render.result_line(r))
 
-        results.update(run_jobs(jobs, workers=workers, timeout=prof.timeout, backend_options=bopts,
-                                on_event=on_event))
+        if jobs:
+            results.update(run_jobs(jobs, workers=workers, timeout=prof.timeout, backend_options=bopts,
+                                    on_event=on_event))
     if hang_budget > 0:
         _shrink_hangs(results, prof.timeout, hang_budget, bopts, quiet=ns.quiet)
     elapsed = time.perf_counter() - t0
@@ -222,15 +359,33 @@ def cmd_check(ns) -> int:
             preflight.apply(results[vid], found)
     _save_hang_reproducers(results, failures_dir, prof.name)
 
-    ordered = [results[v.id] for v in variants]
-    _print_matrix(ordered, elapsed)
-    if ns.json:
-        Path(ns.json).write_text(json.dumps({"profile": prof.name, "seconds": elapsed, "backend_options": bopts,
-                                             "results": [r.to_dict() for r in ordered]}, indent=1, default=str))
-    if ns.junit:
-        write_junit(ns.junit, ordered, elapsed)
-    bad = [r for r in ordered if r.status in ("fail", "error")]
-    return 1 if bad else 0
+    ordered = [results[v.id] for v in variants] + broken_results(ns)
+    render.print_matrix(console, ordered, elapsed, asked=prof.max_examples)
+    code = 1 if any(r.status in ("fail", "error") for r in ordered) else 0
+    code = max(code, _write_reports(ns, prof, elapsed, bopts, ordered))
+    if code == 0:
+        nothing = _nothing_checked([results[v.id] for v in variants], pre)
+        if nothing:
+            err_console.print(f"refconv check: {esc(nothing)}")
+            return 2
+    return code
+
+
+def _write_reports(ns, prof, elapsed, bopts, ordered) -> int:
+    """Write ``--json`` and ``--junit`` (atomically); one that cannot be written (the disk
+    filled during the run ...) is reported on stderr and does not stop the other: returns 2 then."""
+    from .report import write_json
+    code = 0
+    for flag, path, write in (("--json", ns.json, lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered)),
+                              ("--junit", ns.junit, lambda: write_junit(ns.junit, ordered, elapsed))):
+        if not path:
+            continue
+        try:
+            write()
+        except OSError as e:
+            err_console.print(f"refconv check: could not write {flag} {esc(path)}: {esc(e)}")
+            code = 2
+    return code
 
 
 def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
@@ -244,10 +399,10 @@ def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
             continue
         desc, _, ps = f["case"].partition(" @ ")
         v = registry.get(r.variant)
-        with console.status(f"shrinking the hang of {r.variant}") as st:
+        with console.status(f"shrinking the hang of {esc(r.variant)}") as st:
             def on_attempt(n, case, outcome, _st=st, _v=r.variant):
                 if not quiet:
-                    _st.update(f"shrinking the hang of {_v}: attempt {n} ({outcome}) {case}")
+                    _st.update(f"shrinking the hang of {esc(_v)}: attempt {n} ({esc(outcome)}) {esc(case)}")
             try:
                 s = shrink_hang(v, Problem.parse(desc), parse_params(ps), timeout=timeout, budget=budget,
                                 backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
@@ -265,7 +420,7 @@ def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
             r.reason = f"{r.reason}; no smaller case hangs ({how})"
         f["shrink"] = {"attempts": s.attempts, "seconds": round(s.seconds, 2), "complete": s.complete,
                        "confirmed": s.confirmed}
-        console.print(f"[magenta]hang[/] {r.variant}: {r.reason}")
+        console.print(f"[magenta]hang[/] {esc(r.variant)}: {esc(r.reason)}", soft_wrap=True)
 
 
 def _save_hang_reproducers(results, failures_dir, profile):
@@ -285,61 +440,13 @@ def _save_hang_reproducers(results, failures_dir, profile):
                 p = Problem.parse(desc)
                 er = ExampleResult("error", desc, parse_params(ps), message=r.reason)
                 r.reproducer = str(save_reproducer(failures_dir, v, p, parse_params(ps), er, profile))
-            except Exception:
-                pass
+            except Exception as e:  # the hang stays reported, with its case; say why there is no file
+                r.reproducer_error = f"{failures_dir}: {type(e).__name__}: {e}"
 
 
-def _fmt_err(r) -> str:
-    if r.status != "pass":
-        f = r.failure or {}
-        return f"{f.get('max_abs', 0):.3g}" if f.get("n_bad") else "-"
-    return f"{r.worst_abs:.3g}" if r.worst_abs else "0 (exact)"
-
-
-def _print_matrix(ordered, elapsed):
-    t = Table(title="refconv check", show_lines=False)
-    for col in ("variant", "result", "examples", "worst error", "time", "detail"):
-        t.add_column(col, overflow="fold")
-    counts: dict[str, int] = {}
-    for r in ordered:
-        counts[r.status] = counts.get(r.status, 0) + 1
-        detail = ""
-        if r.status in ("fail", "error"):
-            f = r.failure or {}
-            case = f.get("case") or (f.get("descriptor", "") + (" @ " + " ".join(
-                f"{k}={v}" for k, v in (f.get("params") or {}).items()) if f.get("params") else ""))
-            detail = f"{r.reason[:200]}\n[dim]{case}[/]" + (f"\nrepro: refconv repro {r.reproducer}" if r.reproducer else "")
-        elif r.status == "unavailable":
-            detail = r.reason
-        t.add_row(r.variant, f"[{STYLE.get(r.status, '')}]{r.status}[/]", str(r.examples), _fmt_err(r),
-                  f"{r.seconds:.1f}s", detail)
-    console.print(t)
-    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    console.print(f"{len(ordered)} variants: {summary} in {elapsed:.1f}s")
-
-
-def write_junit(path, results, elapsed):
-    from xml.sax.saxutils import escape, quoteattr
-    n_fail = sum(r.status == "fail" for r in results)
-    n_err = sum(r.status == "error" for r in results)
-    n_skip = sum(r.status in ("unavailable", "skipped") for r in results)
-    lines = ['<?xml version="1.0" encoding="utf-8"?>',
-             f'<testsuites><testsuite name="refconv" tests="{len(results)}" failures="{n_fail}" '
-             f'errors="{n_err}" skipped="{n_skip}" time="{elapsed:.3f}">']
-    for r in results:
-        op, backend, _ = r.variant.split("/", 2)
-        lines.append(f'<testcase classname={quoteattr(op + "." + backend)} name={quoteattr(r.variant)} '
-                     f'time="{r.seconds:.3f}">')
-        body = json.dumps({"failure": r.failure, "findings": r.findings, "reproducer": r.reproducer}, default=str)
-        if r.status == "fail":
-            lines.append(f'<failure message={quoteattr(r.reason[:500])}>{escape(body)}</failure>')
-        elif r.status == "error":
-            lines.append(f'<error message={quoteattr(r.reason[:500])}>{escape(body)}</error>')
-        elif r.status in ("unavailable", "skipped"):
-            lines.append(f'<skipped message={quoteattr(r.reason[:500])}/>')
-        lines.append(f"<system-out>{escape(r.statistics)}</system-out></testcase>")
-    lines.append("</testsuite></testsuites>")
-    Path(path).write_text("\n".join(lines))
+def _print_matrix(ordered, elapsed, asked=None):
+    """The result matrix and the details below it (see :mod:`refconv.render`)."""
+    render.print_matrix(console, ordered, elapsed, asked)
 
 
 # ----------------------------------------------------------------------------- repro
@@ -353,27 +460,28 @@ def cmd_repro(ns) -> int:
     v = registry.get(doc["variant"])
     why = availability(v)
     if why:
-        console.print(f"[yellow]{v.id} is not available here: {why}[/]")
+        console.print(f"[yellow]{esc(v.id)} is not available here: {esc(why)}[/]")
         return 2
     params = parse_params(ns.params) if ns.params else None
-    console.print(f"[bold]{v.id}[/]\ncase: {doc['case']}\nsaved: {doc['status']} — {doc['message']}")
+    console.print(f"[bold]{esc(v.id)}[/]\ncase: {esc(doc['case'])}\nsaved: {esc(doc['status'])} — {esc(doc['message'])}")
     problem, params, r, got = replay(doc, v, params)
     for name, a in problem.inputs.items():
         if a.size <= 64:
-            console.print(f"{name} {a.dtype}{list(a.shape)} =\n{np.array2string(a, threshold=64)}")
+            console.print(esc(f"{name} {a.dtype}{list(a.shape)} =\n{np.array2string(a, threshold=64)}"))
         else:
-            console.print(f"{name} {a.dtype}{list(a.shape)}")
+            console.print(esc(f"{name} {a.dtype}{list(a.shape)}"))
     col = STYLE.get(r.status, "")
-    console.print(f"now: [{col}]{r.status}[/] {r.message}")
+    console.print(f"now: [{col}]{r.status}[/] {esc(r.message)}")
     for f in r.findings[:20]:
-        console.print(f"  finding: {f}")
+        console.print(f"  finding: {esc(f)}")
     rows, n = diff_rows(problem, v, np.asarray(got))
     if rows:
         t = Table(title=f"differences ({n} elements, first {len(rows)})")
         for c in ("index", "got", "expected (spec)"):
             t.add_column(c)
         for ix, g, e in rows:
-            t.add_row(str(ix), repr(g.item() if hasattr(g, "item") else g), repr(e.item() if hasattr(e, "item") else e))
+            t.add_row(esc(ix), esc(repr(g.item() if hasattr(g, "item") else g)),
+                      esc(repr(e.item() if hasattr(e, "item") else e)))
         console.print(t)
     return 0 if r.status == "pass" else 1
 
@@ -398,9 +506,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd")
 
     def filters(p):
-        p.add_argument("--op", help="op name or glob (filter2d, conv2d, sobel, matvec, kron)")
-        p.add_argument("--backend", help="backend name or glob")
-        p.add_argument("--variant", help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'")
+        p.add_argument("--op", type=_glob("--op"), help="op name or glob (filter2d, conv2d, sobel, matvec, kron)")
+        p.add_argument("--backend", type=_glob("--backend"), help="backend name or glob")
+        p.add_argument("--variant", type=_glob("--variant"),
+                       help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'")
         _add_backend_options(p)
 
     p = sub.add_parser("list", help="table of ops × backends × variants with availability")
@@ -408,13 +517,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="cross-check variants against the specs with Hypothesis")
     filters(p)
     p.add_argument("--profile", default="ci", choices=list(PROFILES), help="Hypothesis profile (default ci)")
-    p.add_argument("--examples", type=int, help="examples per variant (overrides the profile)")
+    p.add_argument("--examples", type=_count("--examples", 1), help="examples per variant (overrides the profile)")
     p.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible run")
-    p.add_argument("--timeout", type=float, help="seconds one example may run before it counts as a hang")
-    p.add_argument("--hang-shrink", type=float, metavar="SECONDS",
+    p.add_argument("--timeout", type=_seconds("--timeout", zero_ok=False),
+                   help="seconds one example may run before it counts as a hang")
+    p.add_argument("--hang-shrink", type=_seconds("--hang-shrink", zero_ok=True), metavar="SECONDS",
                    help="time allowed to shrink each hanging case from outside the worker "
                         "(default: 4 × the timeout; 0 keeps the case as found)")
-    p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: number of CPUs)")
+    p.add_argument("--jobs", "-j", type=_count("--jobs", 0), default=0,
+                   help="worker processes (default 0: the number of CPUs); never more than the variants to check")
     p.add_argument("--database", help="Hypothesis example database: a directory, redis://..., or none "
                                       "(default .refconv/hypothesis, env REFCONV_DATABASE)")
     p.add_argument("--failures-dir", default=os.environ.get("REFCONV_FAILURES", ".refconv/failures"),
@@ -448,8 +559,12 @@ def main(argv=None) -> int:
         handler = cmd_bench
     try:
         return handler(ns)
+    except UsageError as e:
+        err_console.print(f"refconv {ns.cmd}: {esc(e)}")
+        return 2
     except (ValueError, KeyError, FileNotFoundError) as e:
-        console.print(f"[red]refconv {ns.cmd}: {e}[/]")
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else e
+        err_console.print(f"[red]refconv {ns.cmd}: {esc(msg)}[/]")
         return 2
 
 

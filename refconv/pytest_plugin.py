@@ -68,6 +68,7 @@ class RefconvItem(pytest.Item):
         from .cli import availability
         from .profiles import get_profile
         from .runner import VariantResult, check_variant
+        from .variant import MissingTarget
         cfg = self.config
         v = registry.get(self.variant_id)
         found = preflight.run([v], cfg._refconv_bopts).get(v.id, [])  # e.g. --refconv-compile
@@ -77,6 +78,8 @@ class RefconvItem(pytest.Item):
             preflight.apply(r, found)
             if r.status == "fail":
                 raise RefconvFailure(r)
+            if isinstance(why, MissingTarget):   # the user's explicit choice cannot be honoured
+                raise pytest.fail.Exception(f"{v.id}: requested target missing: {why}", pytrace=False)
             pytest.skip(f"{v.id} unavailable: {r.reason}")
         prof = get_profile(cfg.getoption("--refconv-profile") or os.environ.get("REFCONV_PROFILE", "ci"),
                            cfg.getoption("--refconv-examples"))
@@ -114,13 +117,37 @@ class RefconvFailure(Exception):
         self.result = result
 
 
+class RefconvBrokenBackendItem(pytest.Item):
+    """Stands for a backend that cannot give variants (its import failed or its ``variants()``
+    raised): skipped with the error, or failed when ``--refconv-backend`` selected it (the same
+    rule as ``refconv check``'s exit status)."""
+
+    def __init__(self, *, backend, why, explicit, **kw):
+        super().__init__(**kw)
+        self.backend, self.why, self.explicit = backend, why, explicit
+        self.add_marker("refconv")
+
+    def runtest(self):
+        msg = f"backend {self.backend} unavailable: {self.why}"
+        if self.explicit:
+            raise pytest.fail.Exception(msg, pytrace=False)
+        pytest.skip(msg)
+
+    def reportinfo(self):
+        return self.path, None, f"refconv backend {self.backend}"
+
+
 class RefconvCollector(pytest.Collector):
     def collect(self):
         from . import registry
         cfg = self.config
-        for v in registry.variants(op=cfg.getoption("--refconv-op"), backend=cfg.getoption("--refconv-backend"),
+        backend = cfg.getoption("--refconv-backend")
+        for v in registry.variants(op=cfg.getoption("--refconv-op"), backend=backend,
                                    name=cfg.getoption("--refconv-variant")):
             yield RefconvItem.from_parent(self, name=v.id, variant_id=v.id)
+        for name, why in registry.broken(backend).items():
+            yield RefconvBrokenBackendItem.from_parent(self, name=f"*/{name}/*", backend=name, why=why,
+                                                      explicit=bool(backend))
 
 
 @pytest.hookimpl(trylast=True)

@@ -46,16 +46,51 @@ def backends() -> dict:
     return found
 
 
+class VariantsError:
+    """Records a backend whose lazy ``variants()`` raised (or returned another backend's
+    variants): the backend loaded, but it has no usable variants."""
+
+    def __init__(self, name: str, error: BaseException):
+        self.name, self.error = name, error
+
+    def reason(self) -> str:
+        return f"variants() failed: {type(self.error).__name__}: {self.error}"
+
+
+_variants_failed: dict[str, VariantsError] = {}
+
+
 @functools.lru_cache(maxsize=None)
 def _variants_of(name: str) -> tuple:
     b = backends()[name]
     if isinstance(b, BackendLoadError):
         return ()
-    vs = tuple(b.variants())
-    for v in vs:
-        if v.backend != name:
-            raise ValueError(f"backend {name!r} returned variant {v.id} of backend {v.backend!r}")
+    try:
+        vs = tuple(b.variants())
+        for v in vs:
+            if not isinstance(v, Variant):
+                raise TypeError(f"backend {name!r} returned {type(v).__name__}, expected refconv.Variant")
+            if v.backend != name:
+                raise ValueError(f"backend {name!r} returned variant {v.id} of backend {v.backend!r}")
+    except Exception as e:  # a broken plugin must not take the others down: see broken()
+        _variants_failed[name] = VariantsError(name, e)
+        return ()
     return vs
+
+
+def broken(backend: str | None = None) -> dict[str, str]:
+    """``{name: reason}`` of the backends (matching the glob ``backend``) that cannot give any
+    variant: their entry point failed to import, or their ``variants()`` raised.  They are shown
+    as unavailable wherever variants are listed (``refconv list``, ``refconv check``, pytest)."""
+    out = {}
+    for name, b in backends().items():
+        if backend and not fnmatch.fnmatchcase(name, backend):
+            continue
+        _variants_of(name)
+        why = b if isinstance(b, BackendLoadError) else _variants_failed.get(name)
+        if why is not None:
+            out[name] = why.reason()
+    return out
 
 
 def variants(op: str | None = None, backend: str | None = None, name: str | None = None) -> list[Variant]:
@@ -87,9 +122,14 @@ def get(variant_id: str) -> Variant:
 
 
 def backend_reason(name: str) -> str | None:
+    """Why backend ``name`` cannot run here (``None`` when it can).  The reason may be a
+    :class:`refconv.variant.MissingTarget`: a target the user explicitly asked for is missing."""
     b = backends()[name]
     if isinstance(b, BackendLoadError):
         return b.reason()
+    _variants_of(name)
+    if name in _variants_failed:
+        return _variants_failed[name].reason()
     return b.available()
 
 

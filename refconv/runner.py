@@ -33,6 +33,8 @@ class VariantResult:
     failure: dict | None = None       # the minimised ExampleResult, as a dict
     largest_case: str = ""            # the passing example with the most input bytes (sizes reached)
     reproducer: str | None = None     # path of the saved reproducer file
+    reproducer_error: str = ""        # why the reproducer could not be saved (the failure stays)
+    shrink_examples: int = 0          # examples run while shrinking, after the first failure
     findings: list = field(default_factory=list)
     statistics: str = ""
 
@@ -59,7 +61,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     saved under ``failures_dir`` (see :mod:`refconv.repro`)."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     t0 = time.perf_counter()
-    stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0}
+    stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0, "shrink": 0}
     last_fail: dict = {}
 
     def one(case):
@@ -71,10 +73,12 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         except InvalidProblem:
             stats["invalid"] += 1
             reject()
-        stats["examples"] += 1
+        stats["shrink" if last_fail else "examples"] += 1   # after the first failure: shrinking
         if on_example:
             on_example("done", r, None)
         if r.status == "pass":
+            if last_fail:   # a shrink candidate that passed
+                return
             nbytes = problem.input_nbytes()
             if nbytes >= stats.get("largest_bytes", -1):
                 stats["largest_bytes"], stats["largest"] = nbytes, describe_case(problem, params)
@@ -103,6 +107,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
             raise
         res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
     res.examples, res.passed, res.invalid = stats["examples"], stats["passed"], stats["invalid"]
+    res.shrink_examples = stats["shrink"]
     res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
     res.largest_case = stats.get("largest", "")
     res.seconds = time.perf_counter() - t0
@@ -113,10 +118,22 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         res.findings = r.findings
         res.reason = r.message
         if failures_dir:
-            from .repro import save_reproducer
-            res.reproducer = str(save_reproducer(failures_dir, variant, last_fail["problem"],
-                                                 last_fail["params"], r, prof.name))
-    res.statistics = (f"{res.examples} examples ({res.passed} passed, {res.invalid} outside the spec's domain "
+            save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name)
+    res.statistics = (f"{res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
+                                                    if res.shrink_examples else "") +
+                      f" ({res.passed} passed, {res.invalid} outside the spec's domain "
                       f"rejected) in {res.seconds:.2f}s; "
                       f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
     return res
+
+
+def save_or_note(res: VariantResult, failures_dir: str, variant: Variant, problem, params: dict,
+                 example: ExampleResult, profile: str) -> None:
+    """Save the reproducer of ``res``'s minimised case; when that fails (an unwritable or full
+    directory) record why in ``res.reproducer_error``.  Never raises: a failure stays a failure,
+    and its minimised case stays in ``res.failure`` (matrix, JSON, JUnit)."""
+    from .repro import save_reproducer
+    try:
+        res.reproducer = str(save_reproducer(failures_dir, variant, problem, params, example, profile))
+    except Exception as e:
+        res.reproducer, res.reproducer_error = None, f"{failures_dir}: {type(e).__name__}: {e}"

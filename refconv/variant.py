@@ -187,6 +187,18 @@ def run_variant(variant: "Variant", problem, out, params: Mapping[str, Any]):
     return variant.run(problem, **params)
 
 
+class MissingTarget(str):
+    """An ``available()`` reason (a ``str``) saying that the target the user *explicitly* asked
+    for (an option or environment variable such as a GPU target) is not here, or cannot be used in
+    this process.  A plain reason means "cannot run here" and the variants are skipped as
+    unavailable; this one is a usage / environment error: ``refconv check`` prints it on stderr
+    and exits 2 before checking anything, and the pytest plugin fails the items instead of
+    skipping them.  The core knows no backend: a backend returns ``MissingTarget(reason)`` from
+    its ``available()`` (or a variant's) when the choice came from the user."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class BackendOption:
     """A command-line / environment option a backend adds to ``refconv check`` (and to the pytest

@@ -1,7 +1,10 @@
 """Argument validation shared by the specs.
 
 Every failure raises ``ValueError`` (bad value / shape / option) or ``TypeError`` (bad type or
-dtype) whose message names the argument, what was given and what is accepted.
+dtype) whose message names the argument, what was given and what is accepted.  Input arrays of
+either byte order are accepted and converted to the machine's (:func:`native`); an array the spec
+writes into (``kron_blocks``'s ``out``) must already have the result's native dtype, and a
+message about it names the byte order (:func:`dtype_name`).
 """
 from __future__ import annotations
 
@@ -17,6 +20,24 @@ def _names(dtypes) -> str:
     return "{" + ", ".join(np.dtype(d).name for d in dtypes) + "}"
 
 
+def dtype_name(dt) -> str:
+    """``dt``'s name, with its byte order when that is not the machine's (``float32, big-endian``):
+    two dtypes that print the same but differ in byte order must not read as the same."""
+    dt = np.dtype(dt)
+    if dt.isnative:
+        return dt.name
+    return f"{dt.name}, {'big' if dt.byteorder == '>' else 'little'}-endian"
+
+
+def native(a: np.ndarray) -> np.ndarray:
+    """``a`` in the machine's byte order (a converted copy when it is not): the specs accept inputs
+    of either byte order and compute on native values, so a big-endian float32 image is a float32
+    image."""
+    if a.dtype.isnative:
+        return a
+    return a.astype(a.dtype.newbyteorder("="))
+
+
 def as_array(name: str, x, *, ndims=None, dtypes=None, op: str = "") -> np.ndarray:
     """Return ``x`` as an ndarray after checking its number of dimensions and dtype."""
     where = f"{op}: " if op else ""
@@ -28,6 +49,7 @@ def as_array(name: str, x, *, ndims=None, dtypes=None, op: str = "") -> np.ndarr
         raise TypeError(f"{where}{name} must be an array, got {type(x).__name__} ({e})") from None
     if a.dtype == object:
         raise TypeError(f"{where}{name} must be a numeric array, got dtype object")
+    a = native(a)
     if ndims is not None:
         ndims = (ndims,) if isinstance(ndims, int) else tuple(ndims)
         if a.ndim not in ndims:

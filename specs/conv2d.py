@@ -6,6 +6,11 @@ import numpy as np
 from ._validate import as_array, int_pair, integer
 
 
+#: The spec builds the zero-padded input ``xpad`` in memory: a padding that would make it larger
+#: than this many elements (2 GiB of float64) is refused by name before anything is allocated.
+MAX_PADDED_ELEMENTS = 2 ** 28
+
+
 def resolve(x, w, bias, stride, padding, dilation, groups):
     op = "conv2d"
     x = as_array("x", x, ndims=4, dtypes=("float32", "float64"), op=op)
@@ -32,6 +37,12 @@ def resolve(x, w, bias, stride, padding, dilation, groups):
                          f"(x has C={c}, groups={groups})")
     if bias is not None and bias.shape != (m,):
         raise ValueError(f"{op}: bias has shape {bias.shape}; accepted: ({m},) (w.shape[0])")
+    padded = n * c * (h + 2 * padding[0]) * (wd + 2 * padding[1])
+    if padded > MAX_PADDED_ELEMENTS and (padding[0] or padding[1]):
+        raise ValueError(f"{op}: padding={padding} makes the zero-padded input (N, C, H + 2*padding[0], "
+                         f"W + 2*padding[1]) = {(n, c, h + 2 * padding[0], wd + 2 * padding[1])}, {padded} "
+                         f"elements; accepted: padding for which that is at most {MAX_PADDED_ELEMENTS} "
+                         f"elements (the spec materialises the padded input)")
     oh = (h + 2 * padding[0] - dilation[0] * (r - 1) - 1) // stride[0] + 1
     ow = (wd + 2 * padding[1] - dilation[1] * (s - 1) - 1) // stride[1] + 1
     if oh < 1 or ow < 1:

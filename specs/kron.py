@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_array, integer
+from ._validate import as_array, dtype_name, integer
 
 
 def resolve(a, b):
@@ -62,7 +62,7 @@ def kron_blocks(a, b, rows, *, out=None):
     block by block, as the Kronecker paper streams row blocks of n x n^2 to the host).
 
     ``rows``: int >= 1.  ``out``: None, or an array (e.g. a ``numpy.memmap``) of exactly the full
-    shape ``(m*p, n*q)`` and dtype; each block is then written into
+    shape ``(m*p, n*q)`` and dtype (native byte order), writable; each block is then written into
     ``out[row_start:row_start+len]`` and the yielded block is that view.  Arguments are validated
     when the generator is created (not at the first ``next``).
     """
@@ -75,8 +75,11 @@ def kron_blocks(a, b, rows, *, out=None):
         if not isinstance(out, np.ndarray):
             raise TypeError(f"kron_blocks: out must be a numpy array (or memmap), got {type(out).__name__}")
         if out.shape != shape or out.dtype != a.dtype:
-            raise ValueError(f"kron_blocks: out has shape {out.shape} and dtype {out.dtype.name}; "
-                             f"accepted: shape {shape} and dtype {a.dtype.name}")
+            raise ValueError(f"kron_blocks: out has shape {out.shape} and dtype {dtype_name(out.dtype)}; "
+                             f"accepted: shape {shape} and dtype {dtype_name(a.dtype)}")
+        if not out.flags.writeable:
+            raise ValueError(f"kron_blocks: out (shape {out.shape}, dtype {dtype_name(out.dtype)}) is "
+                             f"read-only; accepted: a writable array")
 
     def gen():
         with np.errstate(all="ignore"):

@@ -28,7 +28,9 @@ def resolve(image, magnitude, boundary, out_dtype, cast, rounding):
     choice("boundary", boundary, BOUNDARIES, op)
     choice("cast", cast, CASTS, op)
     choice("rounding", rounding, ROUNDINGS, op)
-    out = dtype_arg("out_dtype", out_dtype, INT_OUT_DTYPES + FLOAT_DTYPES, op)
+    # None means the default, uint8 (see sobel's docstring), never np.dtype(None) == float64
+    out = np.dtype(np.uint8) if out_dtype is None else dtype_arg(
+        "out_dtype", out_dtype, INT_OUT_DTYPES + FLOAT_DTYPES, op)
     work = np.dtype(np.float64 if image.dtype == np.float64 else np.float32)
     if out.kind == "f" and (rounding != "trunc" or cast != "saturate"):
         bad = "rounding" if rounding != "trunc" else "cast"
@@ -85,6 +87,10 @@ def sobel(image, *, magnitude="l1", boundary="valid", out_dtype=np.uint8, cast="
     Integer (uint8 default, int8, uint16, int16, int32): ``rounding`` (``trunc`` /
     ``nearest-even``) then ``cast`` (``saturate`` clips, NaN -> 0; ``wrap`` converts to int64 then
     modulo 2**bits), exactly as ``filter2d``.  Gray uint8 input gives exact float sums.
+    ``out_dtype=None`` means the default, as in ``filter2d``; but sobel's default is uint8 for
+    every input (the 8-bit edge map of OpenCV's ``Sobel`` + ``convertScaleAbs``), not the image
+    dtype as in ``filter2d``, because a float image's gradient magnitude is as often wanted as an
+    8-bit map; pass ``out_dtype=image.dtype`` to keep floats.
     """
     a = resolve(image, magnitude, boundary, out_dtype, cast, rounding)
     work, out = a["work"], a["out_dtype"]

@@ -45,4 +45,4 @@ def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
 def test_bench_refuses_a_baseline_outside_the_selection(tmp_path):
     p = refconv_cli("bench", "--backend", "numba_cpu", "--op", "matvec", "--baseline", "matvec/nope/x",
                     cwd=tmp_path)
-    assert p.returncode == 2 and "--baseline 'matvec/nope/x'" in p.stdout and "'spec'" in p.stdout
+    assert p.returncode == 2 and "--baseline 'matvec/nope/x'" in p.stderr and "'spec'" in p.stderr  # usage error: stderr

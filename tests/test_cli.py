@@ -35,7 +35,7 @@ def test_bad_profile_is_rejected_naming_the_choices():
 
 def test_repro_of_a_missing_file_says_so(tmp_path):
     p = refconv_cli("repro", str(tmp_path / "nope.json"))
-    assert p.returncode == 2 and "does not exist" in p.stdout
+    assert p.returncode == 2 and "does not exist" in p.stderr
 
 
 def test_plain_refconv_check_runs_every_backend_together_green(tmp_path):

@@ -70,3 +70,19 @@ def test_output_size_formula():
     w = np.zeros((3, 2, 3, 2))
     out = specs.conv2d(x, w, stride=(3, 2), padding=(1, 0), dilation=(2, 1))
     assert out.shape == (1, 3, (10 + 2 - 2 * 2 - 1) // 3 + 1, (7 - 1 - 1) // 2 + 1)
+
+
+def test_big_endian_inputs_are_accepted_and_give_the_native_result():
+    rng = np.random.default_rng(5)
+    x, w, b = rng.random((1, 2, 5, 5)), rng.random((3, 2, 3, 3)), rng.random(3)
+    want = specs.conv2d(x, w, b, padding=1)
+    got = specs.conv2d(x.astype(">f8"), w.astype(">f8"), b.astype(">f8"), padding=1)
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
+
+
+def test_a_huge_padding_is_refused_by_name_before_allocating():
+    x, w = np.ones((1, 1, 3, 3), np.float32), np.ones((1, 1, 3, 3), np.float32)
+    with pytest.raises(ValueError, match=r"padding=\(1000000000, 1000000000\).*accepted: padding"):
+        specs.conv2d(x, w, padding=10 ** 9)
+    with pytest.raises(ValueError, match=r"padding=\(0, 100000000\)"):
+        specs.conv2d(x, w, padding=(0, 10 ** 8))

@@ -177,3 +177,14 @@ def test_speed_large_uint8():
     t = time.process_time()
     specs.filter2d(img, w)
     assert time.process_time() - t < 4.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "uint8"])
+def test_big_endian_image_and_weights_are_accepted_and_give_the_native_result(dtype):
+    rng = np.random.default_rng(7)
+    img = (rng.random((5, 6)) * 200).astype(dtype)
+    w = rng.random((3, 3)).astype("float32")
+    want = specs.filter2d(img, w)
+    got = specs.filter2d(img.astype(np.dtype(dtype).newbyteorder(">")), w.astype(">f4"))
+    assert got.dtype == want.dtype and got.dtype.isnative
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

@@ -75,3 +75,25 @@ def test_kron_exact_rejects_one_ulp():
     got[1, 0] = np.nextafter(got[1, 0], np.float32(np.inf))
     v = acc.check(got)
     assert not v.ok and v.n_bad == 1 and v.first_bad == (1, 0)
+
+
+def test_big_endian_inputs_are_accepted_and_give_the_native_result():
+    rng = np.random.default_rng(6)
+    m, v = rng.random((4, 5)).astype(np.float32), rng.random(5).astype(np.float32)
+    np.testing.assert_array_equal(specs.matvec(m.astype(">f4"), v), specs.matvec(m, v))
+    a, b = rng.random((2, 3)), rng.random((3, 2))
+    got = specs.kron(a.astype(">f8"), b)   # mixed byte orders: the same dtype once native
+    assert got.dtype.isnative
+    np.testing.assert_array_equal(got, specs.kron(a, b))
+
+
+def test_kron_blocks_checks_out_when_the_generator_is_created():
+    a, b = np.ones((2, 2)), np.ones((2, 3))
+    ro = np.zeros((4, 6))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only; accepted: a writable array"):
+        specs.kron_blocks(a, b, 2, out=ro)              # no next(): at creation
+    with pytest.raises(ValueError, match="float64, big-endian.*accepted: shape"):
+        specs.kron_blocks(a, b, 2, out=np.zeros((4, 6), ">f8"))
+    with pytest.raises(ValueError, match=r"out has shape \(4, 5\)"):
+        specs.kron_blocks(a, b, 2, out=np.zeros((4, 5)))

@@ -84,3 +84,18 @@ def test_l2_sqrt_is_faithful_not_exact():
     two = np.nextafter(np.nextafter(e, np.float32(np.inf)), np.float32(np.inf))
     two = np.where(nz, two * np.float32(1 + 2 ** -22), e)
     assert acc.check(two.astype(np.float32)).n_bad == int(nz.sum())
+
+
+def test_big_endian_image_is_accepted_and_gives_the_native_result():
+    img = (np.random.default_rng(3).random((6, 7)) * 300).astype(np.float32)
+    want = specs.sobel(img, out_dtype=np.float32)
+    got = specs.sobel(img.astype(">f4"), out_dtype=np.float32)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.float64])
+def test_out_dtype_none_means_the_default_uint8_not_float64(dtype):
+    img = (np.random.default_rng(4).random((6, 7)) * 300).astype(dtype)
+    got = specs.sobel(img, out_dtype=None)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, specs.sobel(img))

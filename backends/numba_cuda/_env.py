@@ -83,17 +83,31 @@ def _loaded_sim() -> bool:
 
 
 def reason() -> str | None:
-    """Why the backend cannot run as configured, or None."""
+    """Why the backend cannot run as configured, or None.
+
+    A :class:`refconv.MissingTarget` (``refconv check`` exits 2) when the user's own choice cannot
+    be honoured: ``--cuda gpu`` (or ``REFCONV_CUDA=gpu``) without a GPU, ``--sanitize`` with
+    ``--cuda gpu``, or ``numba.cuda`` already imported in the other mode.  The CUDA mode is
+    process-wide and fixed by the first ``import numba.cuda``; when another module (typically a
+    plugin importing ``numba.cuda`` at import time, before this backend was configured) made
+    that import, no numba_cuda variant can run as asked, and skipping them as "unavailable" would
+    turn a run that checked nothing green."""
+    from refconv import MissingTarget
     if _state["reason"]:
-        return _state["reason"]
+        return MissingTarget(_state["reason"])
     want = _wanted()
     if want == "gpu" and not detect_gpu()[0]:
-        return f"--cuda gpu asked for, but {detect_gpu()[1]}"
+        return MissingTarget(f"--cuda gpu asked for, but {detect_gpu()[1]}")
     if "numba.cuda" in sys.modules:
         got = "sim" if _loaded_sim() else "gpu"
         if got != want:
-            return (f"numba.cuda was imported in {got} mode before the numba_cuda backend was "
-                    f"configured for {want}; set REFCONV_CUDA / NUMBA_ENABLE_CUDASIM before starting")
+            names = {"sim": "simulator", "gpu": "GPU"}
+            return MissingTarget(
+                f"numba.cuda was already imported in {names[got]} mode by another module (a plugin "
+                f"importing numba.cuda at import time?) before the numba_cuda backend was configured "
+                f"for the {names[want]}; the CUDA mode is process-wide and fixed by the first import: "
+                f"set NUMBA_ENABLE_CUDASIM={'1' if want == 'sim' else '0'} in the environment before "
+                f"starting, or make that module import numba.cuda lazily")
     try:
         import numba_cuda  # noqa: F401
     except ImportError as e:

@@ -149,10 +149,15 @@ def target() -> str:
 
 
 def available() -> str | None:
+    """None when the target can be used; the reason otherwise, as a :class:`refconv.MissingTarget`
+    when the user named the target (``--opencl nvidia``): ``refconv check`` then exits 2."""
     try:
         target()
         return None
     except OpenCLUnavailable as e:
+        if _state["choice"] != "auto":
+            from refconv import MissingTarget
+            return MissingTarget(str(e))
         return str(e)
 
 

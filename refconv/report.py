@@ -1,0 +1,112 @@
+"""Report files of ``refconv check`` (JSON, JUnit XML) and the paths they are written to.
+
+* Every output path is validated *before* the run starts (:func:`check_output_file`,
+  :func:`check_output_dir`), by actually creating (and removing) a file where the output will go,
+  so a run of hours never ends in a traceback that loses its reports.  A bad path raises
+  ``ValueError`` naming the option, what was given and what is accepted.
+* Every report is written atomically (:func:`atomic_write`: a temporary file in the target's
+  directory, then ``os.replace``): a reader never sees half a report, and an old report is only
+  replaced by a complete new one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+_ACCEPTED_FILE = "a file path in an existing, writable directory"
+_ACCEPTED_DIR = "a directory that exists or can be created, and is writable"
+
+
+def _probe(directory: Path) -> None:
+    """Create and remove a file in ``directory``; raises ``OSError`` when that is impossible."""
+    fd, name = tempfile.mkstemp(dir=directory, prefix=".refconv-probe-")
+    os.close(fd)
+    os.unlink(name)
+
+
+def check_output_file(option: str, path: str) -> None:
+    """Raise ``ValueError`` naming ``option`` unless a report can be written at ``path``."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise ValueError(f"{option} {path}: is a directory; accepted: {_ACCEPTED_FILE}")
+    if not parent.exists():
+        raise ValueError(f"{option} {path}: directory {parent} does not exist; accepted: {_ACCEPTED_FILE}")
+    if not parent.is_dir():
+        raise ValueError(f"{option} {path}: {parent} is not a directory; accepted: {_ACCEPTED_FILE}")
+    try:
+        _probe(parent)
+    except OSError as e:
+        raise ValueError(f"{option} {path}: cannot write in {parent} ({e.strerror or e}); "
+                         f"accepted: {_ACCEPTED_FILE}") from None
+
+
+def check_output_dir(option: str, path: str) -> None:
+    """Raise ``ValueError`` naming ``option`` unless files can be saved under directory ``path``
+    (which need not exist yet: its nearest existing ancestor must be a writable directory)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{option} {path}: is not a directory; accepted: {_ACCEPTED_DIR}")
+    q = p
+    while not q.exists():
+        if q.parent == q:
+            break
+        q = q.parent
+    if not q.is_dir():
+        raise ValueError(f"{option} {path}: {q} is a file, so the directory cannot be created; "
+                         f"accepted: {_ACCEPTED_DIR}")
+    try:
+        _probe(q)
+    except OSError as e:
+        raise ValueError(f"{option} {path}: cannot write in {q} ({e.strerror or e}); "
+                         f"accepted: {_ACCEPTED_DIR}") from None
+
+
+def atomic_write(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_json(path: str, profile: str, elapsed: float, backend_options: dict, results) -> None:
+    atomic_write(path, json.dumps({"profile": profile, "seconds": elapsed, "backend_options": backend_options,
+                                   "results": [r.to_dict() for r in results]}, indent=1, default=str))
+
+
+def write_junit(path, results, elapsed) -> None:
+    """JUnit XML: one testcase per variant; fail -> failure, error -> error, unavailable -> skipped."""
+    from xml.sax.saxutils import escape, quoteattr
+    n_fail = sum(r.status == "fail" for r in results)
+    n_err = sum(r.status == "error" for r in results)
+    n_skip = sum(r.status in ("unavailable", "skipped") for r in results)
+    lines = ['<?xml version="1.0" encoding="utf-8"?>',
+             f'<testsuites><testsuite name="refconv" tests="{len(results)}" failures="{n_fail}" '
+             f'errors="{n_err}" skipped="{n_skip}" time="{elapsed:.3f}">']
+    for r in results:
+        op, backend, _ = (r.variant.split("/", 2) + ["", ""])[:3]
+        lines.append(f'<testcase classname={quoteattr(op + "." + backend)} name={quoteattr(r.variant)} '
+                     f'time="{r.seconds:.3f}">')
+        body = json.dumps({"failure": r.failure, "findings": r.findings, "reproducer": r.reproducer}, default=str)
+        if r.status == "fail":
+            lines.append(f'<failure message={quoteattr(r.reason[:500])}>{escape(body)}</failure>')
+        elif r.status == "error":
+            lines.append(f'<error message={quoteattr(r.reason[:500])}>{escape(body)}</error>')
+        elif r.status in ("unavailable", "skipped"):
+            lines.append(f'<skipped message={quoteattr(r.reason[:500])}/>')
+        lines.append(f"<system-out>{escape(r.statistics)}</system-out></testcase>")
+    lines.append("</testsuite></testsuites>")
+    atomic_write(path, "\n".join(lines))
