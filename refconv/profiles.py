@@ -4,7 +4,7 @@ how long one example may run before it counts as a hang.
 ``ci``        ~25 examples, small shapes: the whole built-in suite under the simulators in minutes.
 ``dev``       100 examples, medium shapes.
 ``thorough``  500 examples, the specs' whole former toy ranges (images to 64², matrices to 300).
-``gpu``       12 examples at the seed studies' sizes and a GPU's boundaries (3072² images, N = 16384
+``gpu``       6 examples at the seed studies' sizes and a GPU's boundaries (3072² images, N = 16384
               matvec, Kronecker n = 100…360, cuconv's 64–1024 channels; rows past 65535 · block,
               results past 2³¹ elements).  Refused on simulators (it would take days there).
 
@@ -58,9 +58,9 @@ _DEV_CAPS = {**_CI_CAPS, "h": 40, "w": 40, "c": 3, "filter2d.c": 3, "conv2d.c": 
              "m": 6, "conv2d.m": 6, "r": 5, "s": 5, "rows": 120, "cols": 120, "p": 10, "q": 10}
 
 #: the GPU-scale profile: independent sizes up to these caps, and whole configurations below
-_GPU_CAPS = {"h": 4100, "w": 4100, "kh": 15, "kw": 15, "filter2d.c": 3, "conv2d.c": 1024, "conv2d.n": 2,
-             "conv2d.m": 1024, "conv2d.h": 64, "conv2d.w": 64, "r": 7, "s": 7, "rows": 16400, "cols": 16400,
-             "m": 400, "n": 400, "p": 400, "q": 400, "stride": 3, "padding": 3, "dilation": 2}
+_GPU_CAPS = {"h": 2048, "w": 2048, "kh": 9, "kw": 9, "filter2d.c": 3, "conv2d.c": 64, "conv2d.n": 2,
+             "conv2d.m": 64, "conv2d.h": 40, "conv2d.w": 40, "r": 7, "s": 7, "rows": 16384, "cols": 16384,
+             "m": 64, "n": 64, "p": 64, "q": 64, "stride": 3, "padding": 3, "dilation": 2}
 
 
 def _conv(n, h, r, m, c):  # seed 004's Config {N, H, R, M, C}: square H x H images, R x R filters
@@ -98,7 +98,7 @@ PROFILES = {
     "ci": Profile("ci", 25, _CI_CAPS, timeout=60.0),
     "dev": Profile("dev", 100, _DEV_CAPS, timeout=120.0),
     "thorough": Profile("thorough", 500, _THOROUGH_CAPS, timeout=300.0),
-    "gpu": Profile("gpu", 12, _GPU_CAPS, timeout=600.0, shapes=_GPU_SHAPES, shape_weight=0.75,
+    "gpu": Profile("gpu", 6, _GPU_CAPS, timeout=600.0, shapes=_GPU_SHAPES, shape_weight=0.75,
                    multiples=(1, 2, 3, 17, 64, 96, 128, 256, 512), host_fraction=0.3, real_targets_only=True),
 }
 
