@@ -131,7 +131,9 @@ class Backend:
     run; ``preflight(variants, options)`` may run a per-variant step before checking (e.g. a
     compile check) and returns ``{variant_id: [finding dicts]}``; ``describe()`` returns a short
     line about where it runs (e.g. "CUDA simulator" or the GPU name) for ``refconv list``.
-    ``available()`` returns ``None`` or a reason the whole backend cannot run here."""
+    ``available()`` returns ``None`` or a reason the whole backend cannot run here.
+    ``bench`` (optional, a :class:`refconv.timing.BenchHooks`) gives ``refconv bench`` a device
+    copy for the bandwidth roofline and says when the device is simulated."""
 
     name: str
     variants: Callable[[], Sequence[Variant]]
@@ -140,3 +142,4 @@ class Backend:
     configure: Callable[[Mapping[str, Any]], None] = lambda options: None
     preflight: Callable[..., Mapping[str, list]] | None = None
     describe: Callable[[], str] = lambda: ""
+    bench: Any = None

@@ -51,3 +51,51 @@ def max_threads_ok(*dims) -> str | None:
     if t > 1024:
         return f"block of {t} threads > 1024"
     return None
+
+
+def launch(configured, *args):
+    """Launch ``configured(*args)`` (a kernel already given its grid/block/stream, ``k[g, b]``);
+    inside ``refconv.timing.collect`` the launch is bracketed by CUDA events on its stream and
+    their interval recorded (under the simulator too, flagged as simulated: its times mean nothing)."""
+    from refconv import timing
+    if not timing.active():
+        return configured(*args)
+    cuda = _env.cuda()
+    stream = getattr(configured, "stream", 0) or 0
+    start, end = cuda.event(), cuda.event()
+    start.record(stream=stream)
+    configured(*args)
+    end.record(stream=stream)
+
+    def seconds():
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+    timing.record(seconds, getattr(configured, "__name__", "kernel"), simulated=_env.is_sim())
+
+
+def bench_copy(nbytes: int):
+    """``BenchHooks.copy`` for numba_cuda: one device-to-device copy of ``nbytes`` bytes, timed
+    with CUDA events (the buffers are allocated here, outside the timed copy)."""
+    from refconv import timing
+    cuda = _env.cuda()
+    src = cuda.to_device(np.ones(max(1, int(nbytes)), np.uint8))
+    dst = cuda.device_array_like(src)
+
+    def run():
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        dst.copy_to_device(src)
+        end.record()
+
+        def seconds():
+            end.synchronize()
+            return start.elapsed_time(end) / 1e3
+        timing.record(seconds, "device copy", simulated=_env.is_sim())
+    return run
+
+
+def bench_simulated() -> str | None:
+    """``BenchHooks.simulated``: why numba_cuda times mean nothing here (None on a GPU)."""
+    if _env.is_sim():
+        return "numba_cuda runs on the CUDA simulator here: its kernel times mean nothing (needs a CUDA GPU)"
+    return None

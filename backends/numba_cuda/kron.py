@@ -19,7 +19,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, from_device, out_flat, to_device_poisoned, finish
+from ._common import cdiv, from_device, out_flat, to_device_poisoned, finish, launch
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"
@@ -72,7 +72,7 @@ def _run_block_launches(problem, bx=32, by=32):
     grid = (cdiv(Q, bx), cdiv(P, by))
     for i in range(M):
         for j in range(N):
-            per_element[grid, (bx, by)](d_a, d_b, d_out, i, j, N, P, Q)
+            launch(per_element[grid, (bx, by)], d_a, d_b, d_out, i, j, N, P, Q)
     cuda_.synchronize()
     return from_device(d_out, n, out)
 
@@ -82,7 +82,7 @@ def _run_single_launch(problem, bx=32, by=8):
     _, whole = _kernels()
     out = problem.output()
     d_out, n = to_device_poisoned(out)
-    whole[(cdiv(N * Q, bx), cdiv(M * P, by)), (bx, by)](d_a, d_b, d_out, 0, M * P, N, P, Q)
+    launch(whole[(cdiv(N * Q, bx), cdiv(M * P, by)), (bx, by)], d_a, d_b, d_out, 0, M * P, N, P, Q)
     cuda_.synchronize()
     return from_device(d_out, n, out)
 
@@ -98,7 +98,7 @@ def _run_streamed(problem, rows_per_block=4, bx=32, by=8):
     stream = cuda_.stream()
     for r0 in range(0, M * P, rb):
         nr = min(rb, M * P - r0)
-        whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream](d_a, d_b, d_c, r0, nr, N, P, Q)
+        launch(whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream], d_a, d_b, d_c, r0, nr, N, P, Q)
         d_c.copy_to_host(host, stream=stream)
         stream.synchronize()
         out[r0:r0 + nr, :] = host[:nr * cols].reshape(nr, cols)

@@ -8,6 +8,7 @@ choose with ``--opencl`` or ``REFCONV_OPENCL``.
 """
 from __future__ import annotations
 
+from refconv.timing import BenchHooks
 from refconv.variant import Backend, BackendOption
 
 from . import _cl
@@ -31,4 +32,5 @@ backend = Backend(
              "race / bounds / barrier checks; slow, use the ci profile) or nvidia"),),
     configure=_cl.configure,
     describe=_cl.describe,
+    bench=BenchHooks(copy=_cl.bench_copy, simulated=_cl.bench_simulated),
 )

@@ -238,7 +238,11 @@ class Env:
         self.platform, self.device = platforms()[t]
         with _quiet(t):
             self.ctx = cl.Context([self.device])
-            self.queue = cl.CommandQueue(self.ctx, self.device)
+            try:  # profiling events give `refconv bench` the kernel times (see timed())
+                self.queue = cl.CommandQueue(self.ctx, self.device,
+                                             properties=cl.command_queue_properties.PROFILING_ENABLE)
+            except cl.Error:
+                self.queue = cl.CommandQueue(self.ctx, self.device)
 
     def program(self, source: str, options: tuple = ()):
         return build(self, source, options)
@@ -471,3 +475,54 @@ def checked(e: Env, what: str, source: str = ""):
     if exc is not None:
         findings.report("checker-crash", f"{what}: {type(exc).__name__}: {exc}")
         raise exc
+
+
+# ----------------------------------------------------------------------------- bench timing
+
+def _profiled(ev) -> float:
+    """Seconds between an event's start and end (the queue has PROFILING_ENABLE)."""
+    ev.wait()
+    return (ev.profile.end - ev.profile.start) * 1e-9
+
+
+def timed(kernel):
+    """``timed(k)(queue, global, local, *args)`` launches ``k`` like ``k(queue, ...)``; inside
+    ``refconv.timing.collect`` the launch's profiling interval is recorded (flagged as simulated
+    on Oclgrind, whose times mean nothing)."""
+    from refconv import timing
+    if not timing.active():
+        return kernel
+
+    def launch(queue, *args, **kwargs):
+        ev = kernel(queue, *args, **kwargs)
+        timing.record(lambda: _profiled(ev), getattr(kernel, "function_name", "kernel"),
+                      simulated=target() == "oclgrind")
+        return ev
+    return launch
+
+
+def bench_copy(nbytes: int):
+    """``BenchHooks.copy`` for OpenCL: one buffer-to-buffer copy of ``nbytes`` bytes on the
+    device, timed by its profiling event (buffers allocated here, outside the timed copy)."""
+    import pyopencl as cl
+    from refconv import timing
+    e = env()
+    src = in_buf(e, np.ones(max(1, int(nbytes)), np.uint8))
+    dst = scratch(e, max(1, int(nbytes)))
+
+    def run():
+        ev = cl.enqueue_copy(e.queue, dst, src, byte_count=max(1, int(nbytes)))
+        timing.record(lambda: _profiled(ev), "device copy", simulated=e.target == "oclgrind")
+    return run
+
+
+def bench_simulated() -> str | None:
+    """``BenchHooks.simulated``: why OpenCL times mean nothing here (None on a real device).
+    PoCL runs on the host CPU: its times are real CPU times, not a GPU's."""
+    try:
+        t = target()
+    except OpenCLUnavailable:
+        return None
+    if t == "oclgrind":
+        return "opencl runs on Oclgrind here, a simulator: its kernel times mean nothing"
+    return None
