@@ -95,8 +95,8 @@ def fits(variant, problem: Problem) -> str | None:
 
 
 def host_bytes_needed(problem: Problem, work: roofline.Work) -> int:
-    """Host memory the check of one variant needs, about: inputs plus four output-sized arrays
-    (spec result, poisoned buffer, the variant's host copy, comparison temporaries)."""
+    """Host memory the check of one variant needs, about: four times inputs plus output (spec
+    result, poisoned buffer, the variant's host copy, comparison temporaries)."""
     return 4 * work.bytes
 
 
@@ -198,12 +198,17 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
     """Rows (variants, peers, spec) of one problem."""
     from .checking import acceptance_for, check_example, expected_output_layout, poison_value
     from .cli import availability, console
-    with console.status(f"{name}: computing the spec result"):
-        acc = acceptance_for(problem)
-    work = roofline.work(problem, acc.expected)
+    work = roofline.work(problem)
     host_need, host_have = host_bytes_needed(problem, work), available_host_bytes()
+    too_big = None
+    if host_have is not None and host_need > host_have:
+        too_big = (f"checking needs about {host_need / 1e9:.0f} GB of host memory, "
+                   f"{host_have / 1e9:.0f} GB available")
+    else:
+        with console.status(f"{name}: computing the spec result"):
+            acc = acceptance_for(problem)
     rows = []
-    if ns.baseline == "spec" or not big:
+    if not too_big and (ns.baseline == "spec" or not big):
         args, kwargs = problem.spec_args()
         from . import specs
         fn = getattr(specs, problem.op)
@@ -219,16 +224,13 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
                                 work, bandwidth.get("host", timing.host_copy), "host clock"))
     for v in variants:
         row = {"kind": "variant", "variant": v.id}
-        why = availability(v) or fits(v, problem)
+        why = availability(v) or fits(v, problem) or too_big
         if not why and note_only and not fnmatch.fnmatchcase(v.name, note_only):
             why = f"this preset runs only variants named {note_only!r}"
         hooks = _backend_hooks(v.backend)
         sim = hooks.simulated() if (hooks and not why) else None
         if not why and big and sim:
             why = f"{sim}; preset sizes are for a GPU"
-        if not why and host_have is not None and host_need > host_have:
-            why = (f"checking it needs about {host_need / 1e9:.0f} GB of host memory, "
-                   f"{host_have / 1e9:.0f} GB available")
         if why:
             rows.append({**row, "status": f"skipped: {why}", "median_s": None})
             continue
@@ -254,6 +256,8 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
         rows.append(_finish_row({**row, "status": "ok", "params": params, **m}, work, bw))
     for p, why in peers_mod.for_op(problem.op, ns.peers):
         row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
+        if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
+            why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
         if why:
             rows.append({**row, "status": f"skipped: {why}", "median_s": None})
             continue
@@ -269,7 +273,7 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
             bandwidth.get("host", timing.host_copy)
         rows.append(_finish_row({**row, "status": "ok", **m}, work, bw,
                                 "device events" if p.device == "gpu" else "host clock"))
-    return rows, work, acc
+    return rows, work
 
 
 def _baseline_for(op, rows, ns, listed):
@@ -343,7 +347,7 @@ def cmd_bench(ns) -> int:
     results = []
     for name, problem, only, big in problems:
         vs = [v for v in variants if v.op == problem.op]
-        rows, work, _ = run_problem(name, problem, vs, ns, bandwidth, only, big)
+        rows, work = run_problem(name, problem, vs, ns, bandwidth, only, big)
         listed = peers_mod.for_op(problem.op, ns.peers)
         base = _baseline_for(problem.op, rows, ns, listed)
         bt = next((r["median_s"] for r in rows if r["variant"] == base), None)

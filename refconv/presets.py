@@ -70,7 +70,7 @@ def _all() -> tuple[Preset, ...]:
         out.append(Preset(f"kron-{n}", "kron", {"dtype": "float64", "m": n, "n": n, "p": n, "q": n}, {},
                           {"a": "random.1", "b": "random.2"}, "seeds/003_589ce5a1556f477e.txt Tablo 1",
                           only="streamed" if big else None,
-                          note=f"result {n * n}x{n * n}, {8 * n ** 4 / 1e9:.1f} GB" + (", streamed only" if big else "")))
+                          note=f"result {n * n}x{n * n}, {8 * n ** 4 / 1e9:.1f} GB"))
     for label, h, r, m, c in (("A", 7, 1, 256, 832), ("B", 14, 1, 1024, 256), ("C", 27, 1, 256, 64)):
         out.append(_conv("T3-1x1", label, h, r, m, c))
     for label, h, r, m, c in (("A", 4, 3, 384, 192), ("B", 13, 3, 384, 384)):

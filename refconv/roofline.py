@@ -2,8 +2,8 @@
 arithmetic it must do, from the problem's dims and options alone (no variant, no backend).
 
 Bytes: every input element read once plus every output element written once, at the dtypes of
-the spec (``refconv.checking.expected_output_layout``: the spec's output, so a ``valid`` filter
-writes only the interior).  Intermediate results (a gray image, partial sums) are not counted:
+the spec (:func:`output_layout`: the spec's output, so a ``valid`` filter writes only the
+interior).  Intermediate results (a gray image, partial sums) are not counted:
 an implementation that keeps them on chip moves nothing more.
 
 FLOPs (a multiply and an add count as two): the spec's arithmetic with zero taps of fixed masks
@@ -43,14 +43,33 @@ class Work:
         return self.flops / self.bytes if self.bytes else float("inf")
 
 
-def _out_elems(problem: Problem, expected) -> tuple[int, int]:
-    """(elements, bytes) of the spec's output (``expected``, or computed with the spec)."""
-    if expected is None:
-        from .checking import acceptance_for
-        expected = acceptance_for(problem).expected
-    shape, dtype = np.shape(expected), np.asarray(expected).dtype
+def output_layout(problem: Problem) -> tuple[tuple, np.dtype]:
+    """(shape, dtype) of the spec's output, from the dims and options alone (no spec run, so a
+    problem too large for the host can still be sized)."""
+    d, o = problem.dims, problem.options
+    if problem.op == "filter2d":
+        valid = o.get("boundary", "zero") == "valid"
+        hw = (d["h"] - d["kh"] + 1, d["w"] - d["kw"] + 1) if valid else (d["h"], d["w"])
+        return ((d["c"],) if d["c"] else ()) + hw, np.dtype(o.get("out_dtype") or d["dtype"])
+    if problem.op == "conv2d":
+        st, pad, dil = o.get("stride", 1), o.get("padding", 0), o.get("dilation", 1)
+        ho = (d["h"] + 2 * pad - dil * (d["r"] - 1) - 1) // st + 1
+        wo = (d["w"] + 2 * pad - dil * (d["s"] - 1) - 1) // st + 1
+        return (d["n"], d["m"], ho, wo), np.dtype(d["dtype"])
+    if problem.op == "sobel":
+        valid = o.get("boundary", "valid") == "valid"
+        return ((d["h"] - 2, d["w"] - 2) if valid else (d["h"], d["w"])), np.dtype(o.get("out_dtype") or "uint8")
+    if problem.op == "matvec":
+        return (d["rows"],), np.dtype(d["dtype"])
+    if problem.op == "kron":
+        return (d["m"] * d["p"], d["n"] * d["q"]), np.dtype(d["dtype"])
+    raise ValueError(f"roofline: op {problem.op!r} not accepted; accepted: filter2d, conv2d, sobel, matvec, kron")
+
+
+def _out_elems(problem: Problem) -> tuple[int, int]:
+    shape, dtype = output_layout(problem)
     n = int(np.prod(shape, dtype=np.int64))
-    return n, n * np.dtype(dtype).itemsize
+    return n, n * dtype.itemsize
 
 
 def _in_bytes(problem: Problem) -> int:
@@ -76,10 +95,9 @@ def _flops(problem: Problem, n_out: int) -> int:
     raise ValueError(f"roofline: op {problem.op!r} not accepted; accepted: filter2d, conv2d, sobel, matvec, kron")
 
 
-def work(problem: Problem, expected=None) -> Work:
-    """Minimum bytes moved and FLOPs of ``problem`` (rules in the module docstring); pass the
-    spec's output as ``expected`` when it is at hand (else the spec is run here)."""
-    n_out, out_bytes = _out_elems(problem, expected)
+def work(problem: Problem) -> Work:
+    """Minimum bytes moved and FLOPs of ``problem`` (rules in the module docstring)."""
+    n_out, out_bytes = _out_elems(problem)
     return Work(bytes=_in_bytes(problem) + out_bytes, flops=_flops(problem, n_out))
 
 
