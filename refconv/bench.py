@@ -20,8 +20,9 @@ The method (see docs/performance.md):
 * Roofline (:mod:`refconv.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
   of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
-* Rows whose device is simulated (the CUDA simulator, Oclgrind) are labelled: their times mean
-  nothing.  A preset (GPU-sized) skips them, saying what it needs.
+* Rows whose device is simulated (the CUDA simulator, Oclgrind) are checked, timed once and
+  labelled: their times mean nothing.  A preset or ``--scale paper`` (GPU sizes) skips them,
+  saying what it needs.
 """
 from __future__ import annotations
 
@@ -241,7 +242,8 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
         # the timed runs write into the checked output buffer again (its layout is the variant's)
         try:
             with console.status(f"{name}: timing {v.id}"):
-                m = measure(lambda: v.run(problem, **params), ns.repeat)
+                # on a simulated device one timed run exercises the timing; more would mean nothing
+                m = measure(lambda: v.run(problem, **params), 1 if sim else ns.repeat)
         except Exception as e:
             rows.append({**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"})
             continue
@@ -335,7 +337,7 @@ def cmd_bench(ns) -> int:
             raise ValueError(f"--preset {','.join(ns.preset)}: no selected variant has the op of "
                              f"{', '.join(p.name for p in chosen)} (ops selected: {', '.join(sorted(ops))})")
     else:
-        problems = [(f"{op}-{ns.scale}", bench_problem(op, ns.scale), None, False)
+        problems = [(f"{op}-{ns.scale}", bench_problem(op, ns.scale), None, ns.scale != "small")
                     for op in sorted({v.op for v in variants})]
     notes = bench_report.device_notes({v.backend for v in variants}, _backend_hooks)
     for n in notes:

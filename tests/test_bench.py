@@ -104,6 +104,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
     r = {x["variant"]: x for x in rep["rows"]}["matvec/simmeta/k"]
     assert r["status"] == "ok" and r["timer"] == "simulated" and r["median_s"] is None
     assert r["speedup"] is None and r["roofline_pct"] is None
+    assert r["e2e_s"]["n"] == 1  # a simulated row is timed once: more runs would mean nothing
     assert any("simmeta runs on a simulator here" in n for n in rep["notes"])
     assert any("kernel times need a GPU" in n for n in rep["notes"])
     assert cli.main(["bench", "--backend", "*meta", "--preset", "matvec-4096", "--repeat", "1", "--peers", "none",

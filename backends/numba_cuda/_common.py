@@ -53,15 +53,15 @@ def max_threads_ok(*dims) -> str | None:
     return None
 
 
-def launch(configured, *args):
-    """Launch ``configured(*args)`` (a kernel already given its grid/block/stream, ``k[g, b]``);
-    inside ``refconv.timing.collect`` the launch is bracketed by CUDA events on its stream and
-    their interval recorded (under the simulator too, flagged as simulated: its times mean nothing)."""
+def launch(configured, *args, stream=0):
+    """Launch ``configured(*args)`` (a kernel already given its grid and block, ``k[g, b]`` or
+    ``k[g, b, stream]``: then pass the same ``stream=``); inside ``refconv.timing.collect`` the
+    launch is bracketed by CUDA events recorded on that stream and their interval recorded (under
+    the simulator too, flagged as simulated: its times mean nothing)."""
     from refconv import timing
     if not timing.active():
         return configured(*args)
     cuda = _env.cuda()
-    stream = getattr(configured, "stream", 0) or 0
     start, end = cuda.event(), cuda.event()
     start.record(stream=stream)
     configured(*args)
@@ -70,7 +70,8 @@ def launch(configured, *args):
     def seconds():
         end.synchronize()
         return start.elapsed_time(end) / 1e3
-    timing.record(seconds, getattr(configured, "__name__", "kernel"), simulated=_env.is_sim())
+    name = getattr(getattr(configured, "dispatcher", configured), "__name__", "kernel")
+    timing.record(seconds, name, simulated=_env.is_sim())
 
 
 def bench_copy(nbytes: int):

@@ -98,7 +98,7 @@ def _run_streamed(problem, rows_per_block=4, bx=32, by=8):
     stream = cuda_.stream()
     for r0 in range(0, M * P, rb):
         nr = min(rb, M * P - r0)
-        launch(whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream], d_a, d_b, d_c, r0, nr, N, P, Q)
+        launch(whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream], d_a, d_b, d_c, r0, nr, N, P, Q, stream=stream)
         d_c.copy_to_host(host, stream=stream)
         stream.synchronize()
         out[r0:r0 + nr, :] = host[:nr * cols].reshape(nr, cols)
