@@ -9,8 +9,9 @@ The method (see docs/performance.md):
   example (a variant that fails is reported, not timed); this run also compiles the kernels and
   warms the caches, so compile time stays out of the timings.
 * Then ``--repeat`` timed runs.  In each, the backend records a device interval around each of
-  its launches (:mod:`refconv.timing`: CUDA events, OpenCL profiling events); the *kernel time*
-  of the run is their sum.  The *end-to-end time* is the host clock around the whole
+  its launches (:mod:`refconv.timing`: CUDA events, OpenCL profiling events), after overwriting
+  ``--flush-bytes`` of device memory (cold L2; the device busy while the host issues the launch);
+  the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around the whole
   ``Variant.run`` (transfers, allocation, launch overhead included).  Each column reports the
   median and the interquartile range.  A variant that records no interval (a CPU backend) has
   only the end-to-end time, and the ratio and roofline use it.
@@ -69,6 +70,8 @@ DIMS = {
 SIZES = {scale: {op: (d, *_OPTIONS[op]) for op, d in ops.items()} for scale, ops in DIMS.items()}
 #: bytes of the copy that measures bandwidth: large enough to leave an H100's 50 MB L2
 COPY_BYTES = 256 << 20
+#: bytes a GPU backend overwrites before each timed launch (cold L2, busy device): > 2x that L2
+FLUSH_BYTES = 128 << 20
 
 
 def bench_problem(op: str, scale: str) -> Problem:
@@ -126,13 +129,14 @@ def summary(xs: list[float]) -> dict | None:
     return {"median": statistics.median(s), "q1": q1, "q3": q3, "min": s[0], "max": s[-1], "n": len(s)}
 
 
-def measure(run, repeat: int) -> dict:
-    """Call ``run()`` ``repeat`` times, each inside a :func:`timing.collect`: returns the summaries of
-    the kernel time (sum of the recorded intervals; None when none were recorded) and of the
-    host-clock end-to-end time, and whether any interval was simulated."""
+def measure(run, repeat: int, flush_bytes: int = 0) -> dict:
+    """Call ``run()`` ``repeat`` times, each inside a :func:`timing.collect` (``flush_bytes``: the L2
+    flush before each launch): returns the summaries of the kernel time (sum of the recorded
+    intervals; None when none were recorded) and of the host-clock end-to-end time, and whether
+    any interval was simulated."""
     kern, e2e, simulated = [], [], False
     for _ in range(repeat):
-        with timing.collect() as iv:
+        with timing.collect(flush_bytes) as iv:
             t0 = time.perf_counter()
             run()
             e2e.append(time.perf_counter() - t0)
@@ -191,7 +195,8 @@ def _finish_row(row, work, bw, timer=None):
         "device events" if row.get("kernel_s") else "host clock")
     bps = (bw or {}).get("bytes_per_s")
     row["copy"] = (bw or {}).get("source")
-    row["roofline_pct"] = roofline.percent_of_roofline(work, bps, t) if (t and bps and not bw.get("simulated")) else None
+    ok = t and bps and not bw.get("simulated")
+    row["roofline_pct"] = roofline.percent_of_roofline(work, bps, t) if ok else None
     return row
 
 
@@ -243,7 +248,7 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
         try:
             with console.status(f"{name}: timing {v.id}"):
                 # on a simulated device one timed run exercises the timing; more would mean nothing
-                m = measure(lambda: v.run(problem, **params), 1 if sim else ns.repeat)
+                m = measure(lambda: v.run(problem, **params), 1 if sim else ns.repeat, ns.flush_bytes)
         except Exception as e:
             rows.append({**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"})
             continue
@@ -264,7 +269,7 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
             with console.status(f"{name}: timing peer {p.name}"):
                 run = p.prepare(problem)
                 run()  # warm-up (library plans, autotuning, caches)
-                m = measure(run, ns.repeat)
+                m = measure(run, ns.repeat, ns.flush_bytes)
         except Exception as e:
             rows.append({**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None})
             continue
@@ -304,6 +309,9 @@ def add_parser(sub, filters):
                    help="peers to time: auto (GPU peers, else CPU ones), all, none, or names (comma list)")
     p.add_argument("--copy-bytes", type=int, default=COPY_BYTES,
                    help=f"size of the copy that measures bandwidth (default {COPY_BYTES >> 20} MiB)")
+    p.add_argument("--flush-bytes", type=int, default=FLUSH_BYTES,
+                   help=f"device bytes overwritten before each timed GPU launch, so that L2 is cold and "
+                        f"the host's launch overhead is not timed (default {FLUSH_BYTES >> 20} MiB; 0: off)")
     p.add_argument("--json", help="write the measurements to this JSON file")
     p.add_argument("--plots", metavar="DIR", help="write PNG plots (time, %% roofline, coarsening curve) here")
 
@@ -326,6 +334,8 @@ def cmd_bench(ns) -> int:
         raise ValueError(f"--repeat must be >= 1, got {ns.repeat}")
     if ns.copy_bytes < 1:
         raise ValueError(f"--copy-bytes must be >= 1, got {ns.copy_bytes}")
+    if ns.flush_bytes < 0:
+        raise ValueError(f"--flush-bytes must be >= 0 (0: no flush), got {ns.flush_bytes}")
     chosen = presets.select(ns.preset) if ns.preset else None
     configure(ns)
     variants = _select(ns)

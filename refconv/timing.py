@@ -10,6 +10,11 @@ sum.  Outside a collection :func:`active` is false and :func:`record` does nothi
 checker and ordinary runs pay nothing.  A backend whose device is simulated (timings that mean
 nothing) passes ``simulated=True``; the bench then labels the row instead of reporting a time.
 
+Before each timed launch a GPU backend overwrites :func:`flush_bytes` bytes of device memory on
+the launch's stream (the bench's ``--flush-bytes``): the L2 cache is cold, and the device is busy
+while the host issues the launch, so the start event fires when the flush ends, not when the host
+began.
+
 Backends may also hand the bench a :class:`BenchHooks` (``Backend.bench``): a device-to-device
 copy for the copy-bandwidth roofline, and whether the device is simulated.  Nothing here names a
 backend; like :mod:`refconv.findings`, this module only collects.
@@ -30,9 +35,10 @@ _local = threading.local()
 class Intervals:
     """The intervals recorded inside one :func:`collect` block."""
 
-    def __init__(self):
+    def __init__(self, flush_bytes: int = 0):
         self._pending: list = []      # (label, resolve, simulated)
         self._done: list | None = None
+        self.flush_bytes = int(flush_bytes)
 
     def _add(self, label: str, resolve: Callable[[], float], simulated: bool) -> None:
         self._pending.append((label, resolve, bool(simulated)))
@@ -74,12 +80,22 @@ def record(resolve: Callable[[], float], label: str = "kernel", simulated: bool 
         stack[-1]._add(label, resolve, simulated)
 
 
+def flush_bytes() -> int:
+    """How many bytes a GPU backend overwrites on the device right before each timed launch, on
+    the launch's stream (0 outside a collection or when switched off).  The rule: every timed
+    launch starts with a cold L2 cache, and with the device busy while the host issues the launch,
+    so that neither cached inputs nor the host's launch overhead are in the interval."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1].flush_bytes if stack else 0
+
+
 @contextlib.contextmanager
-def collect():
-    """Collect the intervals recorded inside the ``with`` block into the yielded :class:`Intervals`."""
+def collect(flush_bytes: int = 0):
+    """Collect the intervals recorded inside the ``with`` block into the yielded :class:`Intervals`;
+    ``flush_bytes`` is what :func:`flush_bytes` answers inside it."""
     if not hasattr(_local, "stack"):
         _local.stack = []
-    got = Intervals()
+    got = Intervals(flush_bytes)
     _local.stack.append(got)
     try:
         yield got

@@ -32,6 +32,15 @@ def test_record_outside_a_collection_is_ignored_and_inside_goes_to_the_innermost
     assert none.total() is None
 
 
+def test_flush_bytes_is_what_the_innermost_collection_asks_for():
+    assert timing.flush_bytes() == 0
+    with timing.collect(1 << 20):
+        assert timing.flush_bytes() == 1 << 20
+        with timing.collect():
+            assert timing.flush_bytes() == 0
+    assert timing.flush_bytes() == 0
+
+
 def test_intervals_are_resolved_after_the_run_not_when_recorded():
     done = []
     with timing.collect() as iv:
@@ -100,6 +109,9 @@ def test_opencl_records_one_profiling_interval_per_launch(pocl):
         v.run(p, **v.default_params())
     assert len(iv) == 1
     v.run(p, **v.default_params())  # outside a collection: runs, records nothing
+    with timing.collect(flush_bytes=1 << 20) as iv:
+        v.run(p, **v.default_params())
+    assert len(iv) == 1 and pocl._scratch == {}  # the L2 flush is for the GPU target only
 
 
 def test_opencl_copy_hook_times_a_device_copy(pocl):
@@ -134,6 +146,19 @@ for vid, desc in [
     with timing.collect() as iv:
         v.run(p, **v.default_params())
     out[vid] = {"n": len(iv), "simulated": iv.simulated, "resolved": len(iv.seconds())}
+from refconv.backends.numba_cuda import _common
+v = vs["filter2d/numba_cuda/GM"]
+p = Problem.parse("filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
+acc = acceptance_for(p)
+shape, dtype = expected_output_layout(p, v.writes, acc.expected)
+p.set_output(np.zeros(shape, dtype))
+with timing.collect() as iv:
+    v.run(p, **v.default_params())
+out["scratch_without_flush"] = sorted(_common._scratch)
+with timing.collect(flush_bytes=1 << 20) as iv:
+    got = v.run(p, **v.default_params())
+out["scratch_with_flush"] = sorted(_common._scratch)
+out["flushed_result_ok"] = bool(np.array_equal(got[1:-1, 1:-1], acc.expected))
 run = backend.bench.copy(4096)
 with timing.collect() as iv:
     run()
@@ -155,4 +180,7 @@ def test_numba_cuda_records_a_cuda_event_interval_per_launch_flagged_simulated()
     # streamed kron: one launch per block of 4 result rows (m*p = 15 rows), on its own stream
     assert got["kron/numba_cuda/streamed"] == {"n": 4, "simulated": True, "resolved": 4}
     assert got["copy"] == {"n": 1, "simulated": True}
+    # the L2 flush before a timed launch: only when asked for, 4 KiB under the simulator
+    assert got["scratch_without_flush"] == [] and got["scratch_with_flush"] == [4096]
+    assert got["flushed_result_ok"]
     assert "simulator" in got["reason"]

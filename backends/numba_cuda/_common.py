@@ -53,15 +53,38 @@ def max_threads_ok(*dims) -> str | None:
     return None
 
 
+_scratch: dict = {}
+
+
+def flush(stream=0):
+    """Overwrite ``refconv.timing.flush_bytes()`` bytes of device memory on ``stream`` (a
+    device-to-device copy between two scratch buffers): the next launch finds a cold L2, and its
+    start event is reached only after the copy, by when the host has issued the launch.  4 KiB
+    under the simulator (its times mean nothing; the path is exercised)."""
+    from refconv import timing
+    n = timing.flush_bytes()
+    if n <= 0:
+        return
+    if _env.is_sim():
+        n = min(n, 4096)
+    bufs = _scratch.get(n)
+    if bufs is None:
+        cuda = _env.cuda()
+        _scratch.clear()
+        bufs = _scratch[n] = (cuda.device_array(n, np.uint8), cuda.device_array(n, np.uint8))
+    bufs[1].copy_to_device(bufs[0], stream=stream)
+
+
 def launch(configured, *args, stream=0):
     """Launch ``configured(*args)`` (a kernel already given its grid and block, ``k[g, b]`` or
     ``k[g, b, stream]``: then pass the same ``stream=``); inside ``refconv.timing.collect`` the
-    launch is bracketed by CUDA events recorded on that stream and their interval recorded (under
-    the simulator too, flagged as simulated: its times mean nothing)."""
+    launch is preceded by :func:`flush` and bracketed by CUDA events recorded on that stream, and
+    their interval recorded (under the simulator too, flagged as simulated: its times mean nothing)."""
     from refconv import timing
     if not timing.active():
         return configured(*args)
     cuda = _env.cuda()
+    flush(stream)
     start, end = cuda.event(), cuda.event()
     start.record(stream=stream)
     configured(*args)
