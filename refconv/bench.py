@@ -366,6 +366,7 @@ def cmd_bench(ns) -> int:
                         "work": {"bytes": work.bytes, "flops": work.flops, "intensity": work.intensity},
                         "baseline": base, "rows": rows})
         bench_report.print_problem(console, results[-1], ns.repeat)
+        bench_report.print_coarsening(console, results[-1])
     report = bench_report.report(results, ns, notes, bandwidth.cache)
     if ns.json:
         bench_report.write_json(ns.json, report)

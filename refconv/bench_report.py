@@ -86,6 +86,24 @@ def print_problem(console, res: dict, repeat: int) -> None:
     console.print(t)
 
 
+def print_coarsening(console, res: dict) -> None:
+    """Seed 000's Çizelge 4-5 layout: one line per (backend, memory kind, vector stores), one
+    column per coarsening factor, the main time of each timed variant."""
+    from rich.table import Table
+    curves = coarsening_points(res["rows"])
+    if not any(len(v) > 1 for v in curves.values()):
+        return
+    cfs = sorted({cf for pts in curves.values() for cf, _ in pts})
+    t = Table(title=f"{res['name']}: coarsening (seed 000, Çizelge 4-5), median time")
+    t.add_column("kernel")
+    for cf in cfs:
+        t.add_column(f"CF={cf}" if cf > 1 else "no CF", justify="right")
+    for (backend, mem, vec), pts in sorted(curves.items()):
+        got = dict(pts)
+        t.add_row(f"{backend} {mem}{'_Vec' if vec else ''}", *(fmt_s(got.get(cf)) for cf in cfs))
+    console.print(t)
+
+
 def report(results: list, ns, notes: list, bandwidth: dict) -> dict:
     import numpy
     vers = {"python": platform.python_version(), "numpy": numpy.__version__}
@@ -95,6 +113,10 @@ def report(results: list, ns, notes: list, bandwidth: dict) -> dict:
         except Exception:
             pass
     rows = [{"problem": res["name"], **r} for res in results for r in res["rows"]]
+    for res in results:
+        res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
+                              "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
+                             for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": platform.node(), "versions": vers, "repeat": ns.repeat, "baseline": ns.baseline,
             "peers": ns.peers, "copy_bytes": ns.copy_bytes, "notes": notes,

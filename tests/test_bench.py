@@ -155,7 +155,11 @@ def test_plots_draw_time_roofline_and_the_coarsening_curve_of_seed_000_names(tmp
     _install(monkeypatch, Backend("cfmeta", variants=lambda: [Variant("filter2d", "cfmeta", n, f2d) for n in names],
                                   bench=BenchHooks(copy=_copy)))
     assert cli.main(["bench", "--backend", "cfmeta", "--repeat", "2", "--peers", "none", "--copy-bytes", "1000",
-                     "--plots", str(tmp_path / "plots")]) == 0
+                     "--plots", str(tmp_path / "plots"), "--json", str(tmp_path / "c.json")]) == 0
+    cf = json.loads((tmp_path / "c.json").read_text())["problems"][0]["coarsening"]
+    assert [(c["memory"], c["vec"], [p["cf"] for p in c["points"]]) for c in cf] == [("GM", False, [1, 2, 4]),
+                                                                                    ("SM", True, [2, 4])]
+    assert all(p["seconds"] == 0.001 for c in cf for p in c["points"])
     got = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert got == ["coarsening_filter2d-small.png", "roofline_filter2d-small.png", "time_filter2d-small.png"]
     assert all((tmp_path / "plots" / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in got)
