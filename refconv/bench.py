@@ -28,7 +28,6 @@ The method (see docs/performance.md):
 from __future__ import annotations
 
 import fnmatch
-import os
 import statistics
 import time
 

@@ -152,25 +152,30 @@ def _planes(problem: Problem):
 
 # ----------------------------------------------------------------------------- prepare functions
 
+def _cuda_tensor(a, dtype=None):
+    """A CUDA tensor holding a copy of the (read-only) input array ``a``."""
+    import torch
+    return torch.from_numpy(np.array(a, dtype=dtype)).to("cuda")
+
+
 def _cudnn(tf32: bool, op: str):
     def prepare(problem: Problem):
         import torch
         import torch.nn.functional as F
-        dev = torch.device("cuda")
         if op == "filter2d":
             img = problem.inputs["image"]
-            x = torch.tensor(np.asarray(img, np.float32).reshape((1, -1) + img.shape[-2:]), device=dev)
-            w = torch.tensor(np.asarray(problem.inputs["weights"], np.float32), device=dev)
+            x = _cuda_tensor(np.asarray(img, np.float32).reshape((1, -1) + img.shape[-2:]))
+            w = _cuda_tensor(problem.inputs["weights"], np.float32)
             w = w.reshape(1, 1, *w.shape).repeat(x.shape[1], 1, 1, 1)
             kw = {"groups": x.shape[1]}
         else:
-            x = torch.tensor(problem.inputs["x"], device=dev)
-            w = torch.tensor(problem.inputs["w"], device=dev)
+            x = _cuda_tensor(problem.inputs["x"])
+            w = _cuda_tensor(problem.inputs["w"])
             o = problem.options
             kw = {"stride": o.get("stride", 1), "padding": o.get("padding", 0), "dilation": o.get("dilation", 1),
                   "groups": problem.dims["groups"]}
             if "bias" in problem.inputs:
-                kw["bias"] = torch.tensor(problem.inputs["bias"], device=dev)
+                kw["bias"] = _cuda_tensor(problem.inputs["bias"])
 
         def call():
             saved = torch.backends.cudnn.allow_tf32
@@ -200,8 +205,7 @@ def _cupy_sobel(problem):
 
 def _cublas_mv(problem):
     import torch
-    m = torch.tensor(problem.inputs["m"], device="cuda")
-    v = torch.tensor(problem.inputs["v"], device="cuda")
+    m, v = _cuda_tensor(problem.inputs["m"]), _cuda_tensor(problem.inputs["v"])
     return _gpu_timed("torch", lambda: torch.mv(m, v))
 
 
@@ -218,7 +222,7 @@ def _torch_kron(problem):
     import torch
     a, b = problem.inputs["a"], problem.inputs["b"]
     _out_fits_gpu(a.size * b.size * a.itemsize)
-    ta, tb = torch.tensor(a, device="cuda"), torch.tensor(b, device="cuda")
+    ta, tb = _cuda_tensor(a), _cuda_tensor(b)
     return _gpu_timed("torch", lambda: torch.kron(ta, tb))
 
 

@@ -80,7 +80,7 @@ def _in_bytes(problem: Problem) -> int:
 
 
 def _flops(problem: Problem, n_out: int) -> int:
-    d, o = problem.dims, problem.options
+    d = problem.dims
     if problem.op == "filter2d":
         return 2 * d["kh"] * d["kw"] * n_out
     if problem.op == "conv2d":

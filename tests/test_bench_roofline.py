@@ -1,6 +1,5 @@
 """The bench's building blocks without running it: minimum bytes and FLOPs per op, the seed
 presets' shapes, peer selection and skipping, the coarsening-curve grouping."""
-import numpy as np
 import pytest
 
 from refconv import Problem, peers, presets, roofline
