@@ -280,16 +280,20 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
 
 
 def _baseline_for(op, rows, ns, listed):
-    """The id of the row the ratio divides, for this problem."""
+    """The id of the row the ratio divides, for this problem: ``--baseline`` when it names a row of
+    this op (a peer name, a variant id, ``spec``), else the op's default peer (``auto``)."""
     ids = {r["variant"] for r in rows}
-    b = ns.baseline
-    if b == "auto":
-        b = peers_mod.default_baseline(op, listed)
-    if b == "spec":
-        return f"{op}/spec"
-    if f"{op}/peer/{b}" in ids:
-        return f"{op}/peer/{b}"
-    return b if b in ids else None
+
+    def row_of(b):
+        if b == "spec":
+            return f"{op}/spec"
+        if f"{op}/peer/{b}" in ids:
+            return f"{op}/peer/{b}"
+        return b
+    for b in (ns.baseline, peers_mod.default_baseline(op, listed)):
+        if b != "auto" and row_of(b) in ids:
+            return row_of(b)
+    return None
 
 
 def add_parser(sub, filters):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import refconv_cli
-from refconv import Backend, Range, Variant, bench, cli, presets, registry, specs, timing
+from refconv import Backend, Range, Variant, bench, cli, peers, presets, registry, specs, timing
 from refconv.timing import BenchHooks
 
 KERNEL_S, COPY_S, COPY_BYTES = 0.002, 0.001, 1000
@@ -183,3 +183,18 @@ def test_bench_command_runs_cpu_variants_and_cpu_peers_end_to_end(tmp_path):
     assert v["status"] == "ok" and v["timer"] == "host clock" and v["kernel_s"] is None and v["e2e_s"]["n"] == 3
     assert v["speedup"] == pytest.approx(rows[base]["median_s"] / v["median_s"], rel=1e-12)
     assert v["roofline_pct"] > 0 and v["copy"] == "host"
+
+
+def test_a_baseline_peer_of_another_op_leaves_each_other_op_its_default(tmp_path, monkeypatch):
+    def kron(problem, **_):
+        out = problem.output()
+        out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
+        return out
+
+    _install(monkeypatch, Backend("bmeta", variants=lambda: [Variant("matvec", "bmeta", "right", _matvec_right),
+                                                             Variant("kron", "bmeta", "k", kron)]))
+    assert cli.main(["bench", "--backend", "bmeta", "--repeat", "2", "--baseline", "numpy_kron", "--peers", "all",
+                     "--json", str(tmp_path / "b.json")]) == 0
+    got = {p["op"]: p["baseline"] for p in json.loads((tmp_path / "b.json").read_text())["problems"]}
+    default = peers.default_baseline("matvec", peers.for_op("matvec", "all"))  # numpy_matvec without a GPU
+    assert got == {"kron": "kron/peer/numpy_kron", "matvec": f"matvec/peer/{default}"}
