@@ -199,10 +199,83 @@ def _finish_row(row, work, bw, timer=None):
     return row
 
 
-def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=False):
-    """Rows (variants, peers, spec) of one problem."""
+def _spec_row(problem, ns, work, bandwidth):
+    """The NumPy spec timed with the host clock."""
+    from . import specs
+    args, kwargs = problem.spec_args()
+    fn = getattr(specs, problem.op)
+
+    def spec_run():
+        t0 = time.perf_counter()
+        fn(*args, **kwargs)
+        dt = time.perf_counter() - t0
+        timing.record(lambda: dt, "spec")
+    m = measure(spec_run, ns.repeat)
+    return _finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
+                        "library": "refconv.specs (NumPy)", **m},
+                       work, bandwidth.get("host", timing.host_copy), "host clock")
+
+
+def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big):
+    """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not."""
     from .checking import check_example
     from .cli import availability, console
+    row = {"kind": "variant", "variant": v.id}
+    why = availability(v) or fits(v, problem) or skip
+    if not why and only and not fnmatch.fnmatchcase(v.name, only):
+        why = f"this preset runs only variants named {only!r}"
+    hooks = _backend_hooks(v.backend)
+    sim = hooks.simulated() if (hooks and not why) else None
+    if not why and big and sim:
+        why = f"{sim}; {name} is sized for a GPU"
+    if why:
+        return {**row, "status": f"skipped: {why}", "median_s": None}
+    params = v.default_params()
+    problem.set_output(np.zeros(0))  # free the previous variant's output before the check
+    with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
+        first = check_example(v, problem, params)
+    if first.status != "pass":  # a wrong kernel's time is not a result
+        return {**row, "median_s": None, "status": f"{first.status}: {first.message[:200]}"}
+    # the timed runs write into the checked output buffer again (its layout is the variant's)
+    try:
+        with console.status(f"{name}: timing {v.id}"):
+            # on a simulated device one timed run exercises the timing; more would mean nothing
+            m = measure(lambda: v.run(problem, **params), 1 if sim else ns.repeat, ns.flush_bytes)
+    except Exception as e:
+        return {**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
+    if m["simulated"]:
+        m["kernel_s"] = None  # a simulator's event times are not times
+    bw = None
+    if m["kernel_s"] and hooks and hooks.copy:
+        bw = bandwidth.get(f"{v.backend} device copy", hooks.copy)
+    elif not m["kernel_s"]:
+        bw = bandwidth.get("host", timing.host_copy)
+    return _finish_row({**row, "status": "ok", "params": params, **m}, work, bw)
+
+
+def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
+    """Prepare, warm up and time one peer; or say why not."""
+    from .cli import console
+    row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
+    if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
+        why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
+    if why:
+        return {**row, "status": f"skipped: {why}", "median_s": None}
+    try:
+        with console.status(f"{name}: timing peer {p.name}"):
+            run = p.prepare(problem)
+            run()  # warm-up (library plans, autotuning, caches)
+            m = measure(run, ns.repeat, ns.flush_bytes)
+    except Exception as e:
+        return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
+    gpu = p.device == "gpu"
+    bw = bandwidth.get("gpu peers device copy", peers_mod.gpu_copy) if gpu else bandwidth.get("host", timing.host_copy)
+    return _finish_row({**row, "status": "ok", **m}, work, bw, "device events" if gpu else "host clock")
+
+
+def run_problem(name, problem, variants, ns, bandwidth, only=None, big=False):
+    """Rows of one problem: the spec (unless the problem is GPU-sized and the spec is not the
+    baseline), each variant, each peer; and the problem's :class:`roofline.Work`."""
     work = roofline.work(problem)
     host_need, host_have = host_bytes_needed(problem, work), available_host_bytes()
     too_big = None
@@ -211,71 +284,10 @@ def run_problem(name, problem, variants, ns, bandwidth, note_only=None, big=Fals
                    f"{host_have / 1e9:.0f} GB available")
     rows = []
     if not too_big and (ns.baseline == "spec" or not big):
-        args, kwargs = problem.spec_args()
-        from . import specs
-        fn = getattr(specs, problem.op)
-
-        def spec_run():
-            t0 = time.perf_counter()
-            fn(*args, **kwargs)
-            dt = time.perf_counter() - t0
-            timing.record(lambda: dt, "spec")
-        m = measure(spec_run, ns.repeat)
-        rows.append(_finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
-                                 "library": "refconv.specs (NumPy)", **m},
-                                work, bandwidth.get("host", timing.host_copy), "host clock"))
-    for v in variants:
-        row = {"kind": "variant", "variant": v.id}
-        why = availability(v) or fits(v, problem) or too_big
-        if not why and note_only and not fnmatch.fnmatchcase(v.name, note_only):
-            why = f"this preset runs only variants named {note_only!r}"
-        hooks = _backend_hooks(v.backend)
-        sim = hooks.simulated() if (hooks and not why) else None
-        if not why and big and sim:
-            why = f"{sim}; preset sizes are for a GPU"
-        if why:
-            rows.append({**row, "status": f"skipped: {why}", "median_s": None})
-            continue
-        params = v.default_params()
-        problem.set_output(np.zeros(0))  # free the previous variant's output before the check
-        with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
-            first = check_example(v, problem, params)
-        if first.status != "pass":  # a wrong kernel's time is not a result
-            rows.append({**row, "median_s": None, "status": f"{first.status}: {first.message[:200]}"})
-            continue
-        # the timed runs write into the checked output buffer again (its layout is the variant's)
-        try:
-            with console.status(f"{name}: timing {v.id}"):
-                # on a simulated device one timed run exercises the timing; more would mean nothing
-                m = measure(lambda: v.run(problem, **params), 1 if sim else ns.repeat, ns.flush_bytes)
-        except Exception as e:
-            rows.append({**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"})
-            continue
-        bw = None
-        if m["kernel_s"] and hooks and hooks.copy:
-            bw = bandwidth.get(f"{v.backend} device copy", hooks.copy)
-        if bw is None or "error" in bw:
-            bw = bandwidth.get("host", timing.host_copy) if not m["kernel_s"] else bw
-        rows.append(_finish_row({**row, "status": "ok", "params": params, **m}, work, bw))
-    for p, why in peers_mod.for_op(problem.op, ns.peers):
-        row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
-        if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
-            why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
-        if why:
-            rows.append({**row, "status": f"skipped: {why}", "median_s": None})
-            continue
-        try:
-            with console.status(f"{name}: timing peer {p.name}"):
-                run = p.prepare(problem)
-                run()  # warm-up (library plans, autotuning, caches)
-                m = measure(run, ns.repeat, ns.flush_bytes)
-        except Exception as e:
-            rows.append({**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None})
-            continue
-        bw = bandwidth.get("gpu peers device copy", peers_mod.gpu_copy) if p.device == "gpu" else \
-            bandwidth.get("host", timing.host_copy)
-        rows.append(_finish_row({**row, "status": "ok", **m}, work, bw,
-                                "device events" if p.device == "gpu" else "host clock"))
+        rows.append(_spec_row(problem, ns, work, bandwidth))
+    rows += [_variant_row(v, name, problem, ns, work, bandwidth, too_big, only, big) for v in variants]
+    rows += [_peer_row(p, why, name, problem, ns, work, bandwidth, host_have)
+             for p, why in peers_mod.for_op(problem.op, ns.peers)]
     return rows, work
 
 

@@ -102,7 +102,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
                      "--json", str(tmp_path / "s.json")]) == 0
     rep = json.loads((tmp_path / "s.json").read_text())
     r = {x["variant"]: x for x in rep["rows"]}["matvec/simmeta/k"]
-    assert r["status"] == "ok" and r["timer"] == "simulated" and r["median_s"] is None
+    assert r["status"] == "ok" and r["timer"] == "simulated" and r["median_s"] is None and r["kernel_s"] is None
     assert r["speedup"] is None and r["roofline_pct"] is None
     assert r["e2e_s"]["n"] == 1  # a simulated row is timed once: more runs would mean nothing
     assert any("simmeta runs on a simulator here" in n for n in rep["notes"])
@@ -111,7 +111,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
                      "--json", str(tmp_path / "p.json")]) == 0
     rows = _rows(tmp_path / "p.json")
     assert rows["matvec/simmeta/k"]["status"] == ("skipped: simmeta runs on a simulator here; "
-                                                  "preset sizes are for a GPU")
+                                                  "matvec-4096 is sized for a GPU")
     assert rows["matvec/capmeta/k"]["status"] == "skipped: rows=4096 outside 1..300"
 
 
