@@ -358,6 +358,9 @@ def cmd_bench(ns) -> int:
     if chosen is not None:
         ops = {v.op for v in variants}
         problems = [(p.name, p.problem(), p.only, True) for p in chosen if p.op in ops]
+        for p in chosen:
+            if p.op not in ops:
+                console.print(f"[yellow]note:[/] preset {p.name} left out: no selected variant is a {p.op}")
         if not problems:
             raise ValueError(f"--preset {','.join(ns.preset)}: no selected variant has the op of "
                              f"{', '.join(p.name for p in chosen)} (ops selected: {', '.join(sorted(ops))})")
