@@ -11,10 +11,11 @@ The method (see docs/performance.md):
 * Then ``--repeat`` timed runs.  In each, the backend records a device interval around each of
   its launches (:mod:`refconv.timing`: CUDA events, OpenCL profiling events), after overwriting
   ``--flush-bytes`` of device memory (cold L2; the device busy while the host issues the launch);
-  the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around the whole
-  ``Variant.run`` (transfers, allocation, launch overhead included).  Each column reports the
-  median and the interquartile range.  A variant that records no interval (a CPU backend) has
-  only the end-to-end time, and the ratio and roofline use it.
+  the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around
+  the whole ``Variant.run`` (transfers, allocation, launch overhead included), from separate
+  plain runs (no events, no flush) when the timed runs flushed.  Each column reports the median
+  and the interquartile range.  A variant that records no interval (a CPU backend) has only the
+  end-to-end time, and the ratio and roofline use it.
 * Peers (:mod:`refconv.peers`) are prepared (inputs moved, not timed), warmed up once and timed
   the same way.  ``--baseline`` picks the row the speed-up column divides: a peer name (per op),
   a variant id, ``spec``, or ``auto`` (a sensible peer per op).
@@ -129,10 +130,12 @@ def summary(xs: list[float]) -> dict | None:
 
 
 def measure(run, repeat: int, flush_bytes: int = 0) -> dict:
-    """Call ``run()`` ``repeat`` times, each inside a :func:`timing.collect` (``flush_bytes``: the L2
-    flush before each launch): returns the summaries of the kernel time (sum of the recorded
-    intervals; None when none were recorded) and of the host-clock end-to-end time, and whether
-    any interval was simulated."""
+    """Time ``run()``: ``repeat`` calls each inside a :func:`timing.collect` (``flush_bytes``: the
+    L2 flush before each launch) give the kernel time (sum of the recorded intervals; None when
+    none were recorded); the end-to-end time is the host clock around each call.  When intervals
+    were recorded with a flush, the end-to-end times come from ``repeat`` further plain calls
+    (no events, no flush: what a user's call costs).  Returns both summaries and whether any
+    interval was simulated."""
     kern, e2e, simulated = [], [], False
     for _ in range(repeat):
         with timing.collect(flush_bytes) as iv:
@@ -143,6 +146,12 @@ def measure(run, repeat: int, flush_bytes: int = 0) -> dict:
         k = iv.total()
         if k is not None:
             kern.append(k)
+    if kern and flush_bytes and not simulated:
+        e2e = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            run()
+            e2e.append(time.perf_counter() - t0)
     return {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
 
 

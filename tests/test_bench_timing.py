@@ -59,6 +59,20 @@ def test_measure_takes_the_kernel_time_as_the_sum_of_a_runs_intervals():
     assert measure(lambda: None, 2)["kernel_s"] is None  # nothing recorded: end-to-end only
 
 
+def test_end_to_end_times_come_from_plain_runs_when_the_timed_runs_flushed():
+    seen = []
+
+    def run():
+        seen.append(timing.flush_bytes())
+        timing.record(lambda: 0.001)
+    m = measure(run, 3, flush_bytes=1 << 20)
+    assert seen == [1 << 20] * 3 + [0] * 3  # 3 flushed, event-timed runs, then 3 plain ones
+    assert m["kernel_s"]["n"] == 3 and m["e2e_s"]["n"] == 3
+    seen.clear()
+    measure(run, 3)  # no flush: the timed runs' host clock is the end-to-end time
+    assert seen == [0] * 3
+
+
 def test_summary_reports_the_median_and_the_interquartile_range():
     s = summary([5.0, 1.0, 100.0, 2.0, 3.0])
     assert (s["median"], s["q1"], s["q3"], s["min"], s["max"], s["n"]) == (3.0, 2.0, 5.0, 1.0, 100.0, 5)
