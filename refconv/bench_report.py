@@ -171,6 +171,7 @@ def plots(rep: dict, outdir: str) -> list[str]:
                   for r in timed]
         ax.barh(list(ys), meds, xerr=[lo, hi], color=colors)
         ax.set_yticks(list(ys), [r["variant"] for r in timed], fontsize=7)
+        ax.invert_yaxis()  # the table's order, top to bottom
         ax.set_xscale("log")
         ax.set_xlabel("median time (µs): kernel (device events) where recorded, else end-to-end; bars: IQR")
         ax.set_title(f"{res['name']} (blue: variants, orange: peers, gray: spec)", fontsize=9)
@@ -185,6 +186,7 @@ def plots(rep: dict, outdir: str) -> list[str]:
             ax.barh(range(len(roof)), [r["roofline_pct"] for r in roof],
                     color=["tab:orange" if r["kind"] == "peer" else "tab:blue" for r in roof])
             ax.set_yticks(range(len(roof)), [r["variant"] for r in roof], fontsize=7)
+            ax.invert_yaxis()
             ax.axvline(100, color="k", lw=0.8)
             ax.set_xlabel("% of the memory roofline (minimum bytes / copy bandwidth, over the time)")
             ax.set_title(res["name"], fontsize=9)
