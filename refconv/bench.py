@@ -394,6 +394,7 @@ def cmd_bench(ns) -> int:
                         "baseline": base, "rows": rows})
         bench_report.print_problem(console, results[-1], ns.repeat)
         bench_report.print_coarsening(console, results[-1])
+        bench_report.print_twins(console, results[-1])
     report = bench_report.report(results, ns, notes, bandwidth.cache)
     if ns.json:
         bench_report.write_json(ns.json, report)

@@ -86,6 +86,34 @@ def print_problem(console, res: dict, repeat: int) -> None:
     console.print(t)
 
 
+def twins(rows) -> list[dict]:
+    """Variants of the same name timed on two or more backends (numba_cuda's kernels and their
+    OpenCL twins): ``[{"name", "times": {backend: seconds}, "ratio": slowest / fastest}]``."""
+    by_name: dict = {}
+    for r in rows:
+        if r.get("kind") == "variant" and r.get("median_s"):
+            _, backend, name = r["variant"].split("/", 2)
+            by_name.setdefault(name, {})[backend] = r["median_s"]
+    return [{"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
+            for n, t in sorted(by_name.items()) if len(t) > 1]
+
+
+def print_twins(console, res: dict) -> None:
+    from rich.table import Table
+    tw = twins(res["rows"])
+    if not tw:
+        return
+    backends = sorted({b for x in tw for b in x["times"]})
+    t = Table(title=f"{res['name']}: the same variant on each backend (ratio = slowest / fastest)")
+    t.add_column("variant")
+    for b in backends:
+        t.add_column(b, justify="right")
+    t.add_column("ratio", justify="right")
+    for x in tw:
+        t.add_row(x["name"], *(fmt_s(x["times"].get(b)) for b in backends), f"{x['ratio']:.3g}×")
+    console.print(t)
+
+
 def print_coarsening(console, res: dict) -> None:
     """Seed 000's Çizelge 4-5 layout: one line per (backend, memory kind, vector stores), one
     column per coarsening factor, the main time of each timed variant."""
@@ -114,6 +142,7 @@ def report(results: list, ns, notes: list, bandwidth: dict) -> dict:
             pass
     rows = [{"problem": res["name"], **r} for res in results for r in res["rows"]]
     for res in results:
+        res["twins"] = twins(res["rows"])
         res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
                               "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
                              for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]

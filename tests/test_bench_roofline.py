@@ -3,7 +3,7 @@ presets' shapes, peer selection and skipping, the coarsening-curve grouping."""
 import pytest
 
 from refconv import Problem, peers, presets, roofline
-from refconv.bench_report import coarsening_points
+from refconv.bench_report import coarsening_points, twins
 from refconv.checking import acceptance_for
 
 SMALL = [
@@ -124,3 +124,10 @@ def test_coarsening_points_group_seed_000_names_by_memory_kind_and_vector_stores
              ("basic", 9.0), ("CM_CF4", None)]]
     assert coarsening_points(rows) == {("b", "GM", False): [(1, 5.0), (2, 4.0), (4, 3.0)],
                                        ("b", "SM", True): [(2, 2.0), (8, 1.0)]}
+
+
+def test_twins_pair_the_same_variant_name_across_backends():
+    rows = [{"kind": "variant", "variant": v, "median_s": t} for v, t in
+            [("filter2d/numba_cuda/GM", 3.0), ("filter2d/opencl/GM", 2.0), ("filter2d/opencl/basic", 1.0),
+             ("filter2d/numba_cuda/SM", None), ("filter2d/opencl/SM", 1.0)]]
+    assert twins(rows) == [{"name": "GM", "times": {"numba_cuda": 3.0, "opencl": 2.0}, "ratio": 1.5}]
