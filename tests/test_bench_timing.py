@@ -128,6 +128,19 @@ def test_opencl_records_one_profiling_interval_per_launch(pocl):
     assert len(iv) == 1 and pocl._scratch == {}  # the L2 flush is for the GPU target only
 
 
+def test_opencl_flush_path_copies_on_the_queue_and_leaves_results_right(pocl, monkeypatch):
+    from refconv.backends.opencl import backend
+    monkeypatch.setattr(pocl, "_flushes", lambda: True)  # run the GPU target's flush on PoCL's buffers
+    v = {v.id: v for v in backend.variants()}["filter2d/opencl/GM_CF4"]
+    p, acc = _prepared(v, "filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,"
+                          "shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
+    with timing.collect(flush_bytes=1 << 16) as iv:
+        got = v.run(p, **v.default_params())
+    assert len(iv) == 1 and [k[1] for k in pocl._scratch] == [1 << 16]
+    assert np.array_equal(got[1:-1, 1:-1], acc.expected)
+    pocl._scratch.clear()
+
+
 def test_opencl_copy_hook_times_a_device_copy(pocl):
     from refconv.backends.opencl import backend
     run = backend.bench.copy(1 << 20)

@@ -488,6 +488,11 @@ def _profiled(ev) -> float:
 _scratch: dict = {}
 
 
+def _flushes() -> bool:
+    """Whether the target has an L2 worth flushing before a timed launch: the GPU target only."""
+    return target() == "nvidia"
+
+
 def flush(queue) -> None:
     """On the nvidia target, overwrite ``refconv.timing.flush_bytes()`` bytes of device memory
     (a buffer-to-buffer copy on the in-order ``queue``) so that the next kernel finds a cold L2.
@@ -496,7 +501,7 @@ def flush(queue) -> None:
     import pyopencl as cl
     from refconv import timing
     n = timing.flush_bytes()
-    if n <= 0 or target() != "nvidia":
+    if n <= 0 or not _flushes():
         return
     e = env()
     key = (id(e.ctx), n)
