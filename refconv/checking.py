@@ -131,13 +131,14 @@ def _quiet_fp_warnings():
             yield
 
 
-def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleResult:
-    """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result."""
+def check_example(variant: Variant, problem: Problem, params: dict, acceptance=None) -> ExampleResult:
+    """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result
+    (``acceptance``: :func:`acceptance_for` of this problem when the caller already has it)."""
     desc = problem.descriptor()
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            acc = acceptance_for(problem)
+            acc = acceptance if acceptance is not None else acceptance_for(problem)
     except (ValueError, TypeError) as e:
         raise InvalidProblem(f"{desc}: {e}") from e
     expected = np.asarray(acc.expected)

@@ -198,3 +198,16 @@ def test_a_baseline_peer_of_another_op_leaves_each_other_op_its_default(tmp_path
     got = {p["op"]: p["baseline"] for p in json.loads((tmp_path / "b.json").read_text())["problems"]}
     default = peers.default_baseline("matvec", peers.for_op("matvec", "all"))  # numpy_matvec without a GPU
     assert got == {"kron": "kron/peer/numpy_kron", "matvec": f"matvec/peer/{default}"}
+
+
+def test_the_spec_result_is_computed_once_per_problem_for_all_variants(tmp_path, monkeypatch):
+    from refconv import checking
+    calls = []
+    real = checking.acceptance_for
+    monkeypatch.setattr(checking, "acceptance_for", lambda p: calls.append(p.descriptor()) or real(p))
+    _install(monkeypatch, Backend("onemeta", variants=lambda: [Variant("matvec", "onemeta", f"v{i}", _matvec_right)
+                                                               for i in range(3)]))
+    assert cli.main(["bench", "--backend", "onemeta", "--repeat", "1", "--peers", "none",
+                     "--json", str(tmp_path / "o.json")]) == 0
+    assert all(r["status"] == "ok" for r in _rows(tmp_path / "o.json").values())
+    assert len(calls) == 1
