@@ -31,6 +31,7 @@ from __future__ import annotations
 import fnmatch
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -352,6 +353,7 @@ def add_parser(sub, filters):
                    help=f"device bytes overwritten before each timed GPU launch, so that L2 is cold and "
                         f"the host's launch overhead is not timed (default {FLUSH_BYTES >> 20} MiB; 0: off)")
     p.add_argument("--json", help="write the measurements to this JSON file")
+    p.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown (for docs/performance.md)")
     p.add_argument("--plots", metavar="DIR", help="write PNG plots (time, %% roofline, coarsening curve) here")
 
 
@@ -410,9 +412,16 @@ def cmd_bench(ns) -> int:
         bench_report.print_problem(console, results[-1], ns.repeat)
         bench_report.print_coarsening(console, results[-1])
         bench_report.print_twins(console, results[-1])
-    report = bench_report.report(results, ns, notes, bandwidth.cache)
+    from . import registry
+
+    def describe(b):
+        return registry.backends()[b].describe()
+    where = bench_report.devices({v.backend for v in variants}, describe)
+    report = bench_report.report(results, ns, notes, bandwidth.cache, where)
     if ns.json:
         bench_report.write_json(ns.json, report)
+    if ns.markdown:
+        Path(ns.markdown).write_text(bench_report.markdown(report))
     if ns.plots:
         for path in bench_report.plots(report, ns.plots):
             console.print(f"plot: {path}")

@@ -132,7 +132,24 @@ def print_coarsening(console, res: dict) -> None:
     console.print(t)
 
 
-def report(results: list, ns, notes: list, bandwidth: dict) -> dict:
+def devices(backends, describe_of) -> dict:
+    """Where each selected backend ran (``Backend.describe()``) and the peers' GPU (torch)."""
+    out = {}
+    for b in sorted(backends):
+        try:
+            out[b] = describe_of(b)
+        except Exception as e:  # a description never stops the report
+            out[b] = f"describe() failed: {type(e).__name__}: {e}"
+    try:
+        import torch
+        if torch.cuda.is_available():
+            out["peers (torch)"] = torch.cuda.get_device_name()
+    except Exception:
+        pass
+    return out
+
+
+def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None = None) -> dict:
     import numpy
     vers = {"python": platform.python_version(), "numpy": numpy.__version__}
     for mod in ("numba", "numba_cuda", "pyopencl", "torch", "cupy", "cv2", "scipy"):
@@ -147,9 +164,57 @@ def report(results: list, ns, notes: list, bandwidth: dict) -> dict:
                               "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
                              for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "host": platform.node(), "versions": vers, "repeat": ns.repeat, "baseline": ns.baseline,
+            "host": platform.node(), "devices": where or {}, "versions": vers, "repeat": ns.repeat,
+            "baseline": ns.baseline, "flush_bytes": ns.flush_bytes,
             "peers": ns.peers, "copy_bytes": ns.copy_bytes, "notes": notes,
             "bandwidth": list(v for v in bandwidth.values() if v), "problems": results, "rows": rows}
+
+
+def _md_cell(x) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rep: dict) -> str:
+    """The report as Markdown (for docs/performance.md): run facts, then per problem its table,
+    its coarsening table and its twins table where there are any."""
+    out = [f"Run of {rep['date']} on `{rep['host']}`, median [IQR] of {rep['repeat']} runs after a warm-up, "
+           f"L2 flush before each GPU launch {rep.get('flush_bytes', 0) >> 20} MiB.", ""]
+    for k, v in rep.get("devices", {}).items():
+        out.append(f"* {k}: {_md_cell(v)}")
+    out.append("* versions: " + ", ".join(f"{k} {v}" for k, v in rep["versions"].items()))
+    for b in rep["bandwidth"]:
+        if b.get("bytes_per_s"):
+            out.append(f"* copy bandwidth ({b['source']}): {b['bytes_per_s'] / 1e9:.4g} GB/s")
+    out += [f"* note: {_md_cell(n)}" for n in rep["notes"]]
+    for res in rep["problems"]:
+        w = res["work"]
+        out += ["", f"### {res['name']}", "", f"`{res['problem']}`: minimum {w['bytes'] / 1e6:.4g} MB, "
+                f"{w['flops'] / 1e6:.4g} MFLOP; speed-up = {res['baseline'] or 'no baseline'} / row", "",
+                "| row | kernel | end-to-end | timer | % roofline | speed-up | status |",
+                "|---|---|---|---|---|---|---|"]
+        for r in res["rows"]:
+            pct, sp = r.get("roofline_pct"), r.get("speedup")
+            out.append("| " + " | ".join(_md_cell(c) for c in (
+                r["variant"], fmt_stat(r.get("kernel_s")), fmt_stat(r.get("e2e_s")), r.get("timer") or "-",
+                f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-", r["status"][:160])) + " |")
+        cf = res.get("coarsening") or []
+        if any(len(c["points"]) > 1 for c in cf):
+            cfs = sorted({p["cf"] for c in cf for p in c["points"]})
+            out += ["", "| kernel | " + " | ".join(f"CF={c}" if c > 1 else "no CF" for c in cfs) + " |",
+                    "|---" * (len(cfs) + 1) + "|"]
+            for c in cf:
+                got = {p["cf"]: p["seconds"] for p in c["points"]}
+                out.append(f"| {c['backend']} {c['memory']}{'_Vec' if c['vec'] else ''} | "
+                           + " | ".join(fmt_s(got.get(x)) for x in cfs) + " |")
+        tw = res.get("twins") or []
+        if tw:
+            backends = sorted({b for x in tw for b in x["times"]})
+            out += ["", "| variant | " + " | ".join(backends) + " | slowest / fastest |",
+                    "|---" * (len(backends) + 2) + "|"]
+            for x in tw:
+                out.append(f"| {x['name']} | " + " | ".join(fmt_s(x["times"].get(b)) for b in backends)
+                           + f" | {x['ratio']:.3g}× |")
+    return "\n".join(out) + "\n"
 
 
 def write_json(path: str, rep: dict) -> None:

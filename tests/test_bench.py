@@ -60,6 +60,19 @@ def test_bench_reports_kernel_time_from_intervals_roofline_from_the_copy_hook_an
     assert r["speedup"] == pytest.approx(spec["median_s"] / KERNEL_S, rel=1e-12) and spec["speedup"] == 1.0
     rep = json.loads(out.read_text())
     assert rep["problems"][0]["work"]["bytes"] == min_bytes and rep["repeat"] == 3
+    assert "benchmeta" in rep["devices"]
+
+
+def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
+    _install(monkeypatch, Backend("mdmeta", variants=lambda: [Variant("matvec", "mdmeta", "right", _matvec_right)],
+                                  bench=BenchHooks(copy=_copy), describe=lambda: "a fake GPU"))
+    md = tmp_path / "b.md"
+    assert cli.main(["bench", "--backend", "mdmeta", "--repeat", "2", "--peers", "none", "--baseline", "spec",
+                     "--copy-bytes", str(COPY_BYTES), "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "* mdmeta: a fake GPU" in text and "### matvec-small" in text
+    assert "| matvec/mdmeta/right | 2 ms [2 ms–2 ms] |" in text
+    assert f"copy bandwidth (mdmeta device copy): {2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s" in text
 
 
 def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
