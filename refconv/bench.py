@@ -1,25 +1,45 @@
-"""``refconv bench``: median wall time of each selected variant on one fixed problem per op, and
-its ratio to a peer measured in the same run (``--baseline``: a variant id, or ``spec`` for the
-NumPy specification).
+"""``refconv bench``: kernel time of each selected variant from device events, next to its
+end-to-end time, the peers (library calls) measured in the same run, and the memory roofline.
 
-Times are of ``Variant.run`` as a user calls it (host arrays in, host array out), so GPU variants
-include their transfers.  Each variant first runs once untimed on the bench problem, and that
-result is checked against the spec like any example (a variant that fails is reported, not
-timed); the run also warms up compilation and caches.  Sizes:
-``--scale small`` (fits the simulators), ``--scale paper`` (the seed studies' sizes, for a GPU).
+The method (see docs/performance.md):
+
+* Problems: ``--preset NAME`` (the seed studies' sizes, :mod:`refconv.presets`), or one small
+  problem per op (``--scale small``, default; fits the simulators) or ``--scale paper``.
+* Each variant first runs once untimed, and that result is checked against the spec like any
+  example (a variant that fails is reported, not timed); this run also compiles the kernels and
+  warms the caches, so compile time stays out of the timings.
+* Then ``--repeat`` timed runs.  In each, the backend records a device interval around each of
+  its launches (:mod:`refconv.timing`: CUDA events, OpenCL profiling events), after overwriting
+  ``--flush-bytes`` of device memory (cold L2; the device busy while the host issues the launch);
+  the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around
+  the whole ``Variant.run`` (transfers, allocation, launch overhead included), from separate
+  plain runs (no events, no flush) when the timed runs flushed.  Each column reports the median
+  and the interquartile range.  A variant that records no interval (a CPU backend) has only the
+  end-to-end time, and the ratio and roofline use it.
+* Peers (:mod:`refconv.peers`) are prepared (inputs moved, not timed), warmed up once and timed
+  the same way.  ``--baseline`` picks the row the speed-up column divides: a peer name (per op),
+  a variant id, ``spec``, or ``auto`` (a sensible peer per op).
+* Roofline (:mod:`refconv.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
+  of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
+  memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
+* Rows whose device is simulated (the CUDA simulator, Oclgrind) are checked, timed once and
+  labelled: their times mean nothing.  A preset or ``--scale paper`` (GPU sizes) skips them,
+  saying what it needs.
 """
 from __future__ import annotations
 
-import json
+import fnmatch
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
+from . import peers as peers_mod
+from . import roofline, timing
 from .problem import Problem
 
-#: per op: options and fills (the same at every scale)
+#: per op: options and fills of the ``--scale`` problems (the same at every scale)
 _OPTIONS = {
     "filter2d": ({"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"},
                  {"image": "random.1", "weights": "exact.2"}),
@@ -29,7 +49,7 @@ _OPTIONS = {
     "kron": ({}, {"a": "random.1", "b": "random.2"}),
     "conv2d": ({"stride": 1, "padding": 0, "dilation": 1}, {"x": "random.1", "w": "random.2"}),
 }
-#: per scale and op: the dims; the paper sizes follow the seed studies' tables
+#: per scale and op: the dims
 DIMS = {
     "small": {
         "filter2d": {"dtype": "uint8", "c": 0, "h": 64, "w": 64, "kh": 3, "kw": 3},
@@ -41,14 +61,18 @@ DIMS = {
     },
     "paper": {
         "filter2d": {"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
-        "sobel": {"dtype": "uint8", "channels": 4, "h": 2048, "w": 2048},
-        "matvec": {"dtype": "float32", "rows": 8192, "cols": 8192},
-        "kron": {"dtype": "float64", "m": 64, "n": 64, "p": 64, "q": 64},
-        "conv2d": {"dtype": "float32", "n": 1, "c": 64, "h": 56, "w": 56, "m": 64, "r": 3, "s": 3, "groups": 1,
+        "sobel": {"dtype": "uint8", "channels": 4, "h": 3072, "w": 4096},
+        "matvec": {"dtype": "float32", "rows": 16384, "cols": 16384},
+        "kron": {"dtype": "float64", "m": 200, "n": 200, "p": 200, "q": 200},
+        "conv2d": {"dtype": "float32", "n": 1, "c": 64, "h": 32, "w": 32, "m": 64, "r": 3, "s": 3, "groups": 1,
                    "bias": 0},
     },
 }
 SIZES = {scale: {op: (d, *_OPTIONS[op]) for op, d in ops.items()} for scale, ops in DIMS.items()}
+#: bytes of the copy that measures bandwidth: large enough to leave an H100's 50 MB L2
+COPY_BYTES = 256 << 20
+#: bytes a GPU backend overwrites before each timed launch (cold L2, busy device): > 2x that L2
+FLUSH_BYTES = 128 << 20
 
 
 def bench_problem(op: str, scale: str) -> Problem:
@@ -64,9 +88,9 @@ def fits(variant, problem: Problem) -> str | None:
     for k, dom in variant.supports.items():
         if k.startswith("fill."):
             continue
-        val = problem.dims.get(k, problem.options.get(k))
         if k not in problem.dims and k not in problem.options:
             continue
+        val = problem.dims.get(k, problem.options.get(k))
         if isinstance(dom, Range):
             if val not in dom:
                 return f"{k}={val} outside {dom}"
@@ -75,97 +99,333 @@ def fits(variant, problem: Problem) -> str | None:
     return None
 
 
-def time_call(fn, repeat: int, warmup: bool = True) -> list[float]:
-    if warmup:
-        fn()  # compilation, caches
-    ts = []
+def host_bytes_needed(problem: Problem, work: roofline.Work) -> int:
+    """Host memory the check of one variant needs, about: four times inputs plus output (spec
+    result, poisoned buffer, the variant's host copy, comparison temporaries)."""
+    return 4 * work.bytes
+
+
+def available_host_bytes() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def summary(xs: list[float]) -> dict | None:
+    """Median, quartiles, min, max and count of ``xs`` (None when empty)."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    if len(s) >= 2:
+        q1, _, q3 = statistics.quantiles(s, n=4, method="inclusive")
+    else:
+        q1 = q3 = s[0]
+    return {"median": statistics.median(s), "q1": q1, "q3": q3, "min": s[0], "max": s[-1], "n": len(s)}
+
+
+def measure(run, repeat: int, flush_bytes: int = 0) -> dict:
+    """Time ``run()``: ``repeat`` calls each inside a :func:`timing.collect` (``flush_bytes``: the
+    L2 flush before each launch) give the kernel time (sum of the recorded intervals; None when
+    none were recorded); the end-to-end time is the host clock around each call.  When intervals
+    were recorded with a flush, the end-to-end times come from ``repeat`` further plain calls
+    (no events, no flush: what a user's call costs).  Returns both summaries and whether any
+    interval was simulated."""
+    kern, e2e, simulated = [], [], False
     for _ in range(repeat):
+        with timing.collect(flush_bytes) as iv:
+            t0 = time.perf_counter()
+            run()
+            e2e.append(time.perf_counter() - t0)
+        simulated |= iv.simulated
+        k = iv.total()
+        if k is not None:
+            kern.append(k)
+    if kern and flush_bytes and not simulated:
+        e2e = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            run()
+            e2e.append(time.perf_counter() - t0)
+    return {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
+
+
+# ----------------------------------------------------------------------------- the run
+
+def _backend_hooks(name: str):
+    from . import registry
+    b = registry.backends().get(name)
+    return getattr(b, "bench", None)
+
+
+class _Bandwidth:
+    """Copy bandwidth per device, measured once per run (bytes/s, with how it was measured)."""
+
+    def __init__(self, nbytes: int, repeat: int):
+        self.nbytes, self.repeat, self.cache = nbytes, repeat, {}
+
+    def get(self, key: str, make) -> dict | None:
+        if key not in self.cache:
+            try:
+                run = make(self.nbytes)
+            except Exception as e:
+                self.cache[key] = {"source": key, "error": f"{type(e).__name__}: {e}"}
+                return self.cache[key]
+            if run is None:
+                self.cache[key] = None
+                return None
+            run()  # warm-up
+            m = measure(run, self.repeat)
+            t = (m["kernel_s"] or m["e2e_s"])["median"]
+            self.cache[key] = {"source": key, "bytes": self.nbytes, "seconds": t, "simulated": m["simulated"],
+                               "bytes_per_s": (2 * self.nbytes / t) if t > 0 else None}
+        return self.cache[key]
+
+
+def _main_seconds(row) -> float | None:
+    """The time the ratio and roofline use: the kernel median, else the end-to-end median."""
+    s = row.get("kernel_s") or row.get("e2e_s")
+    if not s or row.get("simulated") or s["median"] <= 0:
+        return None
+    return s["median"]
+
+
+def _finish_row(row, work, bw, timer=None):
+    """Add the main time, what took it (``timer``: given, else device events when intervals were
+    recorded, host clock otherwise), the roofline percentage and the bandwidth source."""
+    t = row["median_s"] = _main_seconds(row)
+    row["timer"] = "simulated" if row.get("simulated") else timer or (
+        "device events" if row.get("kernel_s") else "host clock")
+    bps = (bw or {}).get("bytes_per_s")
+    row["copy"] = (bw or {}).get("source")
+    ok = t and bps and not bw.get("simulated")
+    row["roofline_pct"] = roofline.percent_of_roofline(work, bps, t) if ok else None
+    return row
+
+
+def _spec_row(problem, ns, work, bandwidth):
+    """The NumPy spec timed with the host clock."""
+    from . import specs
+    args, kwargs = problem.spec_args()
+    fn = getattr(specs, problem.op)
+
+    def spec_run():
         t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return ts
+        fn(*args, **kwargs)
+        dt = time.perf_counter() - t0
+        timing.record(lambda: dt, "spec")
+    m = measure(spec_run, ns.repeat)
+    return _finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
+                        "library": "refconv.specs (NumPy)", **m},
+                       work, bandwidth.get("host", timing.host_copy), "host clock")
+
+
+def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big, spec):
+    """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not.  ``spec()``
+    gives the problem's acceptance, computed once for all variants."""
+    from .checking import check_example
+    from .cli import availability, console
+    from .variant import run_variant
+    row = {"kind": "variant", "variant": v.id}
+    why = availability(v) or fits(v, problem) or skip
+    if not why and only and not fnmatch.fnmatchcase(v.name, only):
+        why = f"this preset runs only variants named {only!r}"
+    hooks = _backend_hooks(v.backend)
+    sim = hooks.simulated() if (hooks and not why) else None
+    if not why and big and sim:
+        why = f"{sim}; {name} is sized for a GPU"
+    if why:
+        return {**row, "status": f"skipped: {why}", "median_s": None}
+    params = v.default_params()
+    try:
+        acc = spec()
+    except (ValueError, TypeError) as e:
+        return {**row, "median_s": None, "status": f"error: the spec rejects this problem: {e}"}
+    kept: dict = {}
+    with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
+        first = check_example(v, problem, params, acc, keep=kept)
+    if first.status != "pass":  # a wrong kernel's time is not a result
+        return {**row, "median_s": None, "status": f"{first.status}: {first.message[:200]}"}
+    # the timed runs write into the checked output buffer again (its layout is the variant's)
+    try:
+        with console.status(f"{name}: timing {v.id}"):
+            # on a simulated device one timed run exercises the timing; more would mean nothing
+            out = kept.get("out")
+            fresh = out if callable(out) else (lambda: out)   # a streamed variant gets a fresh sink per run
+            m = measure(lambda: run_variant(v, problem, fresh(), params), 1 if sim else ns.repeat, ns.flush_bytes)
+    except Exception as e:
+        return {**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
+    if m["simulated"]:
+        m["kernel_s"] = None  # a simulator's event times are not times
+    bw = None
+    if m["kernel_s"] and hooks and hooks.copy:
+        bw = bandwidth.get(f"{v.backend} device copy", hooks.copy)
+    elif not m["kernel_s"]:
+        bw = bandwidth.get("host", timing.host_copy)
+    return _finish_row({**row, "status": "ok", "params": params, **m}, work, bw)
+
+
+def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
+    """Prepare, warm up and time one peer; or say why not."""
+    from .cli import console
+    row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
+    if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
+        why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
+    if why:
+        return {**row, "status": f"skipped: {why}", "median_s": None}
+    try:
+        with console.status(f"{name}: timing peer {p.name}"):
+            run = p.prepare(problem)
+            run()  # warm-up (library plans, autotuning, caches)
+            m = measure(run, ns.repeat, ns.flush_bytes)
+    except Exception as e:
+        return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
+    gpu = p.device == "gpu"
+    bw = bandwidth.get("gpu peers device copy", peers_mod.gpu_copy) if gpu else bandwidth.get("host", timing.host_copy)
+    return _finish_row({**row, "status": "ok", **m}, work, bw, "device events" if gpu else "host clock")
+
+
+def run_problem(name, problem, variants, ns, bandwidth, only=None, big=False):
+    """Rows of one problem: the spec (unless the problem is GPU-sized and the spec is not the
+    baseline), each variant, each peer; and the problem's :class:`roofline.Work`."""
+    work = roofline.work(problem)
+    host_need, host_have = host_bytes_needed(problem, work), available_host_bytes()
+    too_big = None
+    if host_have is not None and host_need > host_have:
+        too_big = (f"checking needs about {host_need / 1e9:.0f} GB of host memory, "
+                   f"{host_have / 1e9:.0f} GB available")
+    rows = []
+    if not too_big and (ns.baseline == "spec" or not big):
+        rows.append(_spec_row(problem, ns, work, bandwidth))
+    cache: dict = {}
+
+    def spec():
+        if "acc" not in cache:
+            from .checking import acceptance_for
+            from .cli import console
+            with console.status(f"{name}: computing the spec's result"), np.errstate(all="ignore"):
+                cache["acc"] = acceptance_for(problem)
+        return cache["acc"]
+    rows += [_variant_row(v, name, problem, ns, work, bandwidth, too_big, only, big, spec) for v in variants]
+    cache.clear()
+    rows += [_peer_row(p, why, name, problem, ns, work, bandwidth, host_have)
+             for p, why in peers_mod.for_op(problem.op, ns.peers)]
+    return rows, work
+
+
+def _baseline_for(op, rows, ns, listed):
+    """The id of the row the ratio divides, for this problem: ``--baseline`` when it names a row of
+    this op (a peer name, a variant id, ``spec``), else the op's default peer (``auto``)."""
+    ids = {r["variant"] for r in rows}
+
+    def row_of(b):
+        if b == "spec":
+            return f"{op}/spec"
+        if f"{op}/peer/{b}" in ids:
+            return f"{op}/peer/{b}"
+        return b
+    for b in (ns.baseline, peers_mod.default_baseline(op, listed)):
+        if b != "auto" and row_of(b) in ids:
+            return row_of(b)
+    return None
 
 
 def add_parser(sub, filters):
-    p = sub.add_parser("bench", help="median time per variant and ratio to a peer in the same run")
+    p = sub.add_parser("bench", help="kernel and end-to-end time per variant, peers, roofline, plots")
     filters(p)
-    p.add_argument("--scale", default="small", choices=list(SIZES), help="problem sizes (default small)")
-    p.add_argument("--repeat", type=int, default=5, help="timed runs per variant (median reported)")
-    p.add_argument("--baseline", default="spec", help="peer for the ratio: 'spec' or a variant id")
+    p.add_argument("--preset", action="append", metavar="NAME",
+                   help="a seed study's problem by name (glob, comma list, or 'all'; repeatable); "
+                        "see --list-presets")
+    p.add_argument("--list-presets", action="store_true", help="list the presets and exit")
+    p.add_argument("--scale", default="small", choices=list(SIZES),
+                   help="without --preset: one problem per op, small (default; fits the simulators) or paper")
+    p.add_argument("--repeat", type=int, default=30, help="timed runs per row, after the warm-up (default 30)")
+    p.add_argument("--baseline", default="auto",
+                   help="row the speed-up divides: auto (a peer per op), spec, a peer name, or a variant id")
+    p.add_argument("--peers", default="auto",
+                   help="peers to time: auto (GPU peers, else CPU ones), all, none, or names (comma list)")
+    p.add_argument("--copy-bytes", type=int, default=COPY_BYTES,
+                   help=f"size of the copy that measures bandwidth (default {COPY_BYTES >> 20} MiB)")
+    p.add_argument("--flush-bytes", type=int, default=FLUSH_BYTES,
+                   help=f"device bytes overwritten before each timed GPU launch, so that L2 is cold and "
+                        f"the host's launch overhead is not timed (default {FLUSH_BYTES >> 20} MiB; 0: off)")
     p.add_argument("--json", help="write the measurements to this JSON file")
-    p.add_argument("--plot", help="write a bar chart (PNG) of the medians, needs matplotlib")
+    p.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown (for docs/performance.md)")
+    p.add_argument("--plots", metavar="DIR", help="write PNG plots (time, %% roofline, coarsening curve) here")
+
+
+def _check_baseline(ns, variants):
+    accepted = {"auto", "spec"} | set(peers_mod.names()) | {v.id for v in variants}
+    if ns.baseline not in accepted:
+        raise ValueError(f"--baseline {ns.baseline!r} is not accepted; accepted: 'auto', 'spec', a peer "
+                         f"({', '.join(peers_mod.names())}) or one of the selected variants "
+                         f"({', '.join(v.id for v in variants)})")
 
 
 def cmd_bench(ns) -> int:
-    from rich.table import Table
-
-    from . import registry, specs
-    from .checking import acceptance_for, check_example, expected_output_layout, poison_value
-    from .cli import availability, configure, console, _select
+    from . import bench_report, presets
+    from .cli import configure, console, _select
+    if ns.list_presets:
+        bench_report.print_presets(console)
+        return 0
     if ns.repeat < 1:
         raise ValueError(f"--repeat must be >= 1, got {ns.repeat}")
+    if ns.copy_bytes < 1:
+        raise ValueError(f"--copy-bytes must be >= 1, got {ns.copy_bytes}")
+    if ns.flush_bytes < 0:
+        raise ValueError(f"--flush-bytes must be >= 0 (0: no flush), got {ns.flush_bytes}")
+    chosen = presets.select(ns.preset) if ns.preset else None
     configure(ns)
     variants = _select(ns)
-    if ns.baseline != "spec" and ns.baseline not in {v.id for v in variants}:
-        raise ValueError(f"--baseline {ns.baseline!r} is not one of the selected variants; accepted: 'spec' or "
-                         f"one of {', '.join(v.id for v in variants)}")
-    rows = []
-    for op in sorted({v.op for v in variants}):
-        problem = bench_problem(op, ns.scale)
-        acc = acceptance_for(problem)
-        args, kwargs = problem.spec_args()
-        spec_t = statistics.median(time_call(lambda: getattr(specs, op)(*args, **kwargs), ns.repeat))
-        rows.append({"variant": f"{op}/spec", "median_s": spec_t, "status": "ok", "case": problem.descriptor()})
-        for v in (x for x in variants if x.op == op):
-            why = availability(v) or fits(v, problem)
-            if why:
-                rows.append({"variant": v.id, "median_s": None, "status": f"skipped: {why}"})
-                continue
-            params = v.default_params()
-            with console.status(f"checking {v.id} on the bench problem (also its warm-up run)"):
-                first = check_example(v, problem, params)
-            if first.status != "pass":  # a wrong kernel's time is not a result
-                rows.append({"variant": v.id, "median_s": None, "status": f"{first.status}: {first.message[:200]}"})
-                continue
-            shape, dtype = expected_output_layout(problem, v.writes, acc.expected)
-            buf = np.full(shape, poison_value(dtype, acc.expected), dtype)
-            problem.set_output(buf)
-            try:
-                with console.status(f"timing {v.id}"):
-                    ts = time_call(lambda: v.run(problem, **params), ns.repeat, warmup=False)
-            except Exception as e:
-                rows.append({"variant": v.id, "median_s": None, "status": f"error: {type(e).__name__}: {e}"})
-                continue
-            rows.append({"variant": v.id, "median_s": statistics.median(ts), "min_s": min(ts), "status": "ok",
-                         "params": params})
-    base = {}
-    for r in rows:
-        op = r["variant"].split("/")[0]
-        if (ns.baseline == "spec" and r["variant"] == f"{op}/spec") or r["variant"] == ns.baseline:
-            base[op] = r["median_s"]
-    t = Table(title=f"refconv bench ({ns.scale}, median of {ns.repeat}; ratio = baseline / variant)")
-    for c in ("variant", "median", "speed-up vs " + ns.baseline, "status"):
-        t.add_column(c)
-    for r in rows:
-        op = r["variant"].split("/")[0]
-        m = r["median_s"]
-        b = base.get(op)
-        r["speedup"] = (b / m) if (m and b) else None
-        t.add_row(r["variant"], f"{m * 1e3:.3f} ms" if m else "-",
-                  f"{r['speedup']:.3g}×" if r["speedup"] else "-", r["status"])
-    console.print(t)
+    _check_baseline(ns, variants)
+    if chosen is not None:
+        ops = {v.op for v in variants}
+        problems = [(p.name, p.problem(), p.only, True) for p in chosen if p.op in ops]
+        for p in chosen:
+            if p.op not in ops:
+                console.print(f"[yellow]note:[/] preset {p.name} left out: no selected variant is a {p.op}")
+        if not problems:
+            raise ValueError(f"--preset {','.join(ns.preset)}: no selected variant has the op of "
+                             f"{', '.join(p.name for p in chosen)} (ops selected: {', '.join(sorted(ops))})")
+    else:
+        problems = [(f"{op}-{ns.scale}", bench_problem(op, ns.scale), None, ns.scale != "small")
+                    for op in sorted({v.op for v in variants})]
+    notes = bench_report.device_notes({v.backend for v in variants}, _backend_hooks)
+    for n in notes:
+        console.print(f"[yellow]note:[/] {n}")
+    bandwidth = _Bandwidth(ns.copy_bytes, ns.repeat)
+    results = []
+    for name, problem, only, big in problems:
+        vs = [v for v in variants if v.op == problem.op]
+        rows, work = run_problem(name, problem, vs, ns, bandwidth, only, big)
+        listed = peers_mod.for_op(problem.op, ns.peers)
+        base = _baseline_for(problem.op, rows, ns, listed)
+        bt = next((r["median_s"] for r in rows if r["variant"] == base), None)
+        for r in rows:
+            r["speedup"] = (bt / r["median_s"]) if (bt and r.get("median_s")) else None
+        results.append({"name": name, "problem": problem.descriptor(), "op": problem.op,
+                        "work": {"bytes": work.bytes, "flops": work.flops, "intensity": work.intensity},
+                        "baseline": base, "rows": rows})
+        bench_report.print_problem(console, results[-1], ns.repeat)
+        bench_report.print_coarsening(console, results[-1])
+        bench_report.print_twins(console, results[-1])
+    from . import registry
+
+    def describe(b):
+        return registry.backends()[b].describe()
+    where = bench_report.devices({v.backend for v in variants}, describe)
+    report = bench_report.report(results, ns, notes, bandwidth.cache, where)
     if ns.json:
-        Path(ns.json).write_text(json.dumps({"scale": ns.scale, "repeat": ns.repeat, "baseline": ns.baseline,
-                                             "rows": rows}, indent=1, default=str))
-    if ns.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        ok = [r for r in rows if r["median_s"]]
-        fig, ax = plt.subplots(figsize=(8, max(2, 0.3 * len(ok))))
-        ax.barh([r["variant"] for r in ok], [r["median_s"] * 1e3 for r in ok])
-        ax.set_xlabel("median time (ms)")
-        ax.set_xscale("log")
-        fig.tight_layout()
-        fig.savefig(ns.plot, dpi=100)
+        bench_report.write_json(ns.json, report)
+    if ns.markdown:
+        Path(ns.markdown).write_text(bench_report.markdown(report))
+    if ns.plots:
+        for path in bench_report.plots(report, ns.plots):
+            console.print(f"plot: {path}")
     return 0

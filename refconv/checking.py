@@ -176,8 +176,12 @@ def _run_once(variant: Variant, problem: Problem, params: dict, shape, dtype, po
     return (buf if got is None else np.asarray(got)), list(findings), None
 
 
-def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleResult:
-    """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result.
+def check_example(variant: Variant, problem: Problem, params: dict, acceptance=None,
+                  keep: dict | None = None) -> ExampleResult:
+    """Run ``variant`` once on ``problem`` with launch ``params`` and judge the result
+    (``acceptance``: :func:`acceptance_for` of this problem when the caller already has it;
+    ``keep``: a dict that receives the variant's output as ``keep["out"]`` -- the array, or for
+    ``output="rows"`` a factory of fresh, discarding sinks -- for a replay's diff or a bench).
 
     An element is reported ``never written`` only when it provably kept the poison: for floats
     the NaN payload says so; for integers (where the poison is a value a wrong kernel could
@@ -190,19 +194,21 @@ def check_example(variant: Variant, problem: Problem, params: dict) -> ExampleRe
     desc = problem.descriptor()
     t0 = time.perf_counter()
     if problem.op in _ROW_SPECS:
-        return _check_by_rows(variant, problem, params, desc, t0)
+        return _check_by_rows(variant, problem, params, desc, t0, keep)
     if variant.output == "rows":
         raise InvalidProblem(f"{variant.id}: output='rows' is only checked for ops with a row-block spec "
                              f"({', '.join(_ROW_SPECS)}), not {problem.op}")
     try:
         with np.errstate(all="ignore"):
-            acc = acceptance_for(problem)
+            acc = acceptance if acceptance is not None else acceptance_for(problem)
     except (ValueError, TypeError) as e:
         raise InvalidProblem(f"{desc}: {e}") from e
     expected = np.asarray(acc.expected)
     shape, dtype = expected_output_layout(problem, variant.writes, expected)
     poison = poison_value(dtype, expected)
     got, findings, err = _run_once(variant, problem, params, shape, dtype, poison)
+    if keep is not None:
+        keep["out"] = got
     if err is not None:
         return ExampleResult("error", desc, dict(params), message=err, findings=findings,
                              seconds=time.perf_counter() - t0)
@@ -358,7 +364,8 @@ class _RowChecker:
         return f"{self.n_bad} of {total} elements not accepted{head}"
 
 
-def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, t0: float) -> ExampleResult:
+def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, t0: float,
+                   keep: dict | None = None) -> ExampleResult:
     try:
         shape, dtype, rows_of = _ROW_SPECS[problem.op](problem)
     except (ValueError, TypeError) as e:
@@ -367,8 +374,12 @@ def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, 
     rc = _RowChecker(problem.op, rows_of, poison)
     if variant.output == "rows":
         out = RowSink(shape, dtype, rc.consume, poison)
+        if keep is not None:
+            keep["out"] = lambda: RowSink(shape, dtype, lambda r0, block: None, poison)
     else:
         out = np.full(shape, poison, dtype=dtype)
+        if keep is not None:
+            keep["out"] = out
     with collect() as findings, _quiet_fp_warnings():
         try:
             got = run_variant(variant, problem, out, params)

@@ -474,7 +474,7 @@ def cmd_repro(ns) -> int:
     console.print(f"now: [{col}]{r.status}[/] {esc(r.message)}")
     for f in r.findings[:20]:
         console.print(f"  finding: {esc(f)}")
-    rows, n = diff_rows(problem, v, np.asarray(got))
+    rows, n = diff_rows(problem, v, np.asarray(got)) if got is not None else ([], 0)
     if rows:
         t = Table(title=f"differences ({n} elements, first {len(rows)})")
         for c in ("index", "got", "expected (spec)"):

@@ -63,8 +63,10 @@ def replay(doc: dict, variant: Variant, params: dict | None = None):
     """Re-run the saved case; returns ``(problem, params, ExampleResult, got_buffer)``."""
     problem = Problem.parse(doc["descriptor"]).with_inputs({k: _dec(v) for k, v in doc["inputs"].items()})
     params = dict(doc["params"] if params is None else params)
-    result = check_example(variant, problem, params)
-    return problem, params, result, problem.output()
+    kept: dict = {}
+    result = check_example(variant, problem, params, keep=kept)
+    out = kept.get("out")
+    return problem, params, result, (out if isinstance(out, np.ndarray) else None)
 
 
 def diff_rows(problem: Problem, variant: Variant, got: np.ndarray, limit: int = 20):

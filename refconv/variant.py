@@ -237,7 +237,9 @@ class Backend:
     compile check) and returns ``{variant_id: [finding dicts]}``; ``describe()`` returns a short
     line about where it runs (e.g. "CUDA simulator" or the GPU name) for ``refconv list``.
     ``available()`` returns ``None`` or a reason the whole backend cannot run here.
-    ``target()`` (optional) returns the :class:`Target` it runs on now (after ``configure``)."""
+    ``target()`` (optional) returns the :class:`Target` it runs on now (after ``configure``).
+    ``bench`` (optional, a :class:`refconv.timing.BenchHooks`) gives ``refconv bench`` a device
+    copy for the bandwidth roofline and says when the device is simulated."""
 
     name: str
     variants: Callable[[], Sequence[Variant]]
@@ -247,3 +249,4 @@ class Backend:
     preflight: Callable[..., Mapping[str, list]] | None = None
     describe: Callable[[], str] = lambda: ""
     target: Callable[[], Target] | None = None
+    bench: Any = None

@@ -1,48 +1,226 @@
-"""``refconv bench``: medians with a ratio to a peer in the same run; a wrong variant is reported,
-not timed; a baseline that is not selected is refused naming the accepted ones."""
+"""``refconv bench``: kernel time from the intervals a backend records, end-to-end time beside it,
+roofline from the backend's copy hook, ratio to a chosen row; a wrong variant is reported, not
+timed; simulated devices are labelled (and skipped for presets); presets skip what their
+variants do not support; JSON and plots are written."""
 import json
 
 import numpy as np
+import pytest
 
 from conftest import refconv_cli
-from refconv import Backend, Variant, cli, registry
+from refconv import Backend, Range, Variant, bench, cli, peers, presets, registry, specs, timing
+from refconv.timing import BenchHooks
+
+KERNEL_S, COPY_S, COPY_BYTES = 0.002, 0.001, 1000
 
 
-def test_bench_reports_medians_and_ratio_to_the_spec(tmp_path):
-    p = refconv_cli("bench", "--backend", "numba_cpu", "--op", "matvec", "--repeat", "3", "--json", "b.json",
-                    cwd=tmp_path)
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    rows = {r["variant"]: r for r in json.loads((tmp_path / "b.json").read_text())["rows"]}
-    spec = rows["matvec/spec"]
-    assert spec["speedup"] == 1.0 and spec["median_s"] > 0
-    timed = [r for r in rows.values() if r["variant"] != "matvec/spec"]
-    assert timed and all(r["status"] == "ok" and r["median_s"] > 0 for r in timed)
-    for r in timed:
-        assert abs(r["speedup"] - spec["median_s"] / r["median_s"]) < 1e-9 * r["speedup"]
+def _matvec_right(problem, **_):
+    out = problem.output()
+    out[:] = specs.matvec(problem.inputs["m"], problem.inputs["v"])
+    timing.record(lambda: KERNEL_S, "fake kernel")
+    return out
+
+
+def _copy(nbytes):
+    return lambda: timing.record(lambda: COPY_S, "fake copy")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_variant_cache():
+    registry._variants_of.cache_clear()  # variants are cached per backend name
+    yield
+    registry._variants_of.cache_clear()
+
+
+def _install(monkeypatch, *backends):
+    registry._variants_of.cache_clear()
+    monkeypatch.setattr(registry, "backends", lambda: {b.name: b for b in backends})
+
+
+def _rows(path):
+    return {r["variant"]: r for r in json.loads(path.read_text())["rows"]}
+
+
+def test_bench_reports_kernel_time_from_intervals_roofline_from_the_copy_hook_and_the_ratio(tmp_path, monkeypatch):
+    _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right)],
+                                  bench=BenchHooks(copy=_copy)))
+    out = tmp_path / "b.json"
+    assert cli.main(["bench", "--backend", "benchmeta", "--repeat", "3", "--peers", "none", "--baseline", "spec",
+                     "--copy-bytes", str(COPY_BYTES), "--json", str(out)]) == 0
+    rows = _rows(out)
+    r, spec = rows["matvec/benchmeta/right"], rows["matvec/spec"]
+    assert r["status"] == "ok" and r["timer"] == "device events"
+    assert r["kernel_s"]["median"] == KERNEL_S and r["kernel_s"]["n"] == 3 and r["median_s"] == KERNEL_S
+    assert r["e2e_s"]["n"] == 3 and r["e2e_s"]["median"] > 0
+    rows_, cols = bench.DIMS["small"]["matvec"]["rows"], bench.DIMS["small"]["matvec"]["cols"]
+    min_bytes = 4 * (rows_ * cols + cols + rows_)
+    floor = min_bytes / (2 * COPY_BYTES / COPY_S)
+    assert r["roofline_pct"] == pytest.approx(100 * floor / KERNEL_S, rel=1e-12)
+    assert r["copy"] == "benchmeta device copy"
+    assert r["speedup"] == pytest.approx(spec["median_s"] / KERNEL_S, rel=1e-12) and spec["speedup"] == 1.0
+    rep = json.loads(out.read_text())
+    assert rep["problems"][0]["work"]["bytes"] == min_bytes and rep["repeat"] == 3
+    assert "benchmeta" in rep["devices"]
+
+
+def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
+    _install(monkeypatch, Backend("mdmeta", variants=lambda: [Variant("matvec", "mdmeta", "right", _matvec_right)],
+                                  bench=BenchHooks(copy=_copy), describe=lambda: "a fake GPU"))
+    md = tmp_path / "b.md"
+    assert cli.main(["bench", "--backend", "mdmeta", "--repeat", "2", "--peers", "none", "--baseline", "spec",
+                     "--copy-bytes", str(COPY_BYTES), "--markdown", str(md)]) == 0
+    text = md.read_text()
+    assert "* mdmeta: a fake GPU" in text and "### matvec-small" in text
+    assert "| matvec/mdmeta/right | 2 ms [2 ms–2 ms] |" in text
+    assert f"copy bandwidth (mdmeta device copy): {2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s" in text
 
 
 def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
-    def right(problem, **_):
-        out = problem.output()
-        out[:] = (problem.inputs["m"].astype(np.float64) @ problem.inputs["v"]).astype(out.dtype)
-        return out
-
     def zeros(problem, **_):
         out = problem.output()
         out[:] = 0
         return out
 
-    b = Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", right),
-                                               Variant("matvec", "benchmeta", "zeros", zeros)])
-    monkeypatch.setattr(registry, "backends", lambda: {"benchmeta": b})
-    assert cli.main(["bench", "--backend", "benchmeta", "--repeat", "2", "--json", str(tmp_path / "b.json")]) == 0
-    rows = {r["variant"]: r for r in json.loads((tmp_path / "b.json").read_text())["rows"]}
+    _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right),
+                                                                 Variant("matvec", "benchmeta", "zeros", zeros)]))
+    assert cli.main(["bench", "--backend", "benchmeta", "--repeat", "2", "--peers", "none",
+                     "--json", str(tmp_path / "b.json")]) == 0
+    rows = _rows(tmp_path / "b.json")
     assert rows["matvec/benchmeta/right"]["status"] == "ok" and rows["matvec/benchmeta/right"]["median_s"] > 0
     wrong = rows["matvec/benchmeta/zeros"]
-    assert wrong["median_s"] is None and wrong["status"].startswith("fail"), wrong
+    assert wrong["median_s"] is None and wrong["status"].startswith("fail") and "kernel_s" not in wrong, wrong
 
 
-def test_bench_refuses_a_baseline_outside_the_selection(tmp_path):
-    p = refconv_cli("bench", "--backend", "numba_cpu", "--op", "matvec", "--baseline", "matvec/nope/x",
-                    cwd=tmp_path)
-    assert p.returncode == 2 and "--baseline 'matvec/nope/x'" in p.stderr and "'spec'" in p.stderr  # usage error: stderr
+def test_bench_refuses_a_baseline_it_does_not_know_naming_the_accepted_ones(capsys, monkeypatch):
+    _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right)]))
+    assert cli.main(["bench", "--backend", "benchmeta", "--baseline", "matvec/nope/x"]) == 2
+    out = capsys.readouterr().out
+    assert "--baseline 'matvec/nope/x' is not accepted" in out and "'spec'" in out and "numpy_matvec" in out
+
+
+def _sim_right(problem, **_):
+    out = problem.output()
+    out[:] = specs.matvec(problem.inputs["m"], problem.inputs["v"])
+    timing.record(lambda: -0.001, "simulated kernel", simulated=True)
+    return out
+
+
+def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying_what_they_need(tmp_path, monkeypatch):
+    sim = Backend("simmeta", variants=lambda: [Variant("matvec", "simmeta", "k", _sim_right)],
+                  bench=BenchHooks(copy=_copy, simulated=lambda: "simmeta runs on a simulator here"))
+    capped = Backend("capmeta", variants=lambda: [Variant("matvec", "capmeta", "k", _matvec_right,
+                                                          supports={"rows": Range(1, 300), "cols": Range(1, 300)})])
+    _install(monkeypatch, sim, capped)
+    assert cli.main(["bench", "--backend", "*meta", "--repeat", "2", "--peers", "none",
+                     "--json", str(tmp_path / "s.json")]) == 0
+    rep = json.loads((tmp_path / "s.json").read_text())
+    r = {x["variant"]: x for x in rep["rows"]}["matvec/simmeta/k"]
+    assert r["status"] == "ok" and r["timer"] == "simulated" and r["median_s"] is None and r["kernel_s"] is None
+    assert r["speedup"] is None and r["roofline_pct"] is None
+    assert r["e2e_s"]["n"] == 1  # a simulated row is timed once: more runs would mean nothing
+    assert any("simmeta runs on a simulator here" in n for n in rep["notes"])
+    assert any("kernel times need a GPU" in n for n in rep["notes"])
+    assert cli.main(["bench", "--backend", "*meta", "--preset", "matvec-4096", "--repeat", "1", "--peers", "none",
+                     "--json", str(tmp_path / "p.json")]) == 0
+    rows = _rows(tmp_path / "p.json")
+    assert rows["matvec/simmeta/k"]["status"] == ("skipped: simmeta runs on a simulator here; "
+                                                  "matvec-4096 is sized for a GPU")
+    assert rows["matvec/capmeta/k"]["status"] == "skipped: rows=4096 outside 1..300"
+
+
+def test_a_preset_runs_only_the_variants_it_names_and_skips_what_the_host_cannot_check(tmp_path, monkeypatch):
+    def kron(problem, **_):
+        out = problem.output()
+        out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
+        return out
+
+    _install(monkeypatch, Backend("kmeta", variants=lambda: [Variant("kron", "kmeta", "streamed", kron),
+                                                             Variant("kron", "kmeta", "other", kron)]))
+    tiny = presets.Preset("kron-tiny", "kron", {"dtype": "float64", "m": 3, "n": 3, "p": 3, "q": 3}, {},
+                          {"a": "random.1", "b": "random.2"}, "test", only="streamed")
+    monkeypatch.setitem(presets.PRESETS, "kron-tiny", tiny)
+    assert cli.main(["bench", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "2", "--peers", "none",
+                     "--json", str(tmp_path / "k.json")]) == 0
+    rows = _rows(tmp_path / "k.json")
+    assert rows["kron/kmeta/streamed"]["status"] == "ok" and rows["kron/kmeta/streamed"]["timer"] == "host clock"
+    assert rows["kron/kmeta/other"]["status"] == "skipped: this preset runs only variants named 'streamed'"
+    monkeypatch.setattr(bench, "available_host_bytes", lambda: 1000)
+    assert cli.main(["bench", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "1", "--peers", "all",
+                     "--json", str(tmp_path / "m.json")]) == 0
+    need = 4 * 8 * (9 + 9 + 81)
+    rows = _rows(tmp_path / "m.json")
+    assert rows["kron/kmeta/streamed"]["status"] == (f"skipped: checking needs about {need / 1e9:.0f} GB of host "
+                                                     f"memory, {1000 / 1e9:.0f} GB available")
+    assert rows["kron/peer/numpy_kron"]["status"].startswith("skipped: needs about")
+
+
+def test_plots_draw_time_roofline_and_the_coarsening_curve_of_seed_000_names(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+
+    def f2d(problem, **_):
+        out = problem.output()
+        args, kwargs = problem.spec_args()
+        out[...] = specs.filter2d(*args, **kwargs)
+        timing.record(lambda: 0.001, "k")
+        return out
+
+    names = ("GM", "GM_CF2", "GM_CF4", "SM_CF2_Vec", "SM_CF4_Vec")
+    _install(monkeypatch, Backend("cfmeta", variants=lambda: [Variant("filter2d", "cfmeta", n, f2d) for n in names],
+                                  bench=BenchHooks(copy=_copy)))
+    assert cli.main(["bench", "--backend", "cfmeta", "--repeat", "2", "--peers", "none", "--copy-bytes", "1000",
+                     "--plots", str(tmp_path / "plots"), "--json", str(tmp_path / "c.json")]) == 0
+    cf = json.loads((tmp_path / "c.json").read_text())["problems"][0]["coarsening"]
+    assert [(c["memory"], c["vec"], [p["cf"] for p in c["points"]]) for c in cf] == [("GM", False, [1, 2, 4]),
+                                                                                    ("SM", True, [2, 4])]
+    assert all(p["seconds"] == 0.001 for c in cf for p in c["points"])
+    got = sorted(p.name for p in (tmp_path / "plots").iterdir())
+    assert got == ["coarsening_filter2d-small.png", "roofline_filter2d-small.png", "time_filter2d-small.png"]
+    assert all((tmp_path / "plots" / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in got)
+
+
+def test_list_presets_names_every_preset(capsys):
+    assert cli.main(["bench", "--list-presets"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in presets.PRESETS)
+
+
+def test_bench_command_runs_cpu_variants_and_cpu_peers_end_to_end(tmp_path):
+    p = refconv_cli("bench", "--backend", "numba_cpu", "--op", "matvec", "--repeat", "3", "--copy-bytes", "100000",
+                    "--json", "b.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    rep = json.loads((tmp_path / "b.json").read_text())
+    rows = {r["variant"]: r for r in rep["rows"]}
+    base = rep["problems"][0]["baseline"]
+    assert base in ("matvec/peer/numpy_matvec", "matvec/peer/cublas_mv") and rows[base]["speedup"] == 1.0
+    v = rows["matvec/numba_cpu/row_loop"]
+    assert v["status"] == "ok" and v["timer"] == "host clock" and v["kernel_s"] is None and v["e2e_s"]["n"] == 3
+    assert v["speedup"] == pytest.approx(rows[base]["median_s"] / v["median_s"], rel=1e-12)
+    assert v["roofline_pct"] > 0 and v["copy"] == "host"
+
+
+def test_a_baseline_peer_of_another_op_leaves_each_other_op_its_default(tmp_path, monkeypatch):
+    def kron(problem, **_):
+        out = problem.output()
+        out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
+        return out
+
+    _install(monkeypatch, Backend("bmeta", variants=lambda: [Variant("matvec", "bmeta", "right", _matvec_right),
+                                                             Variant("kron", "bmeta", "k", kron)]))
+    assert cli.main(["bench", "--backend", "bmeta", "--repeat", "2", "--baseline", "numpy_kron", "--peers", "all",
+                     "--json", str(tmp_path / "b.json")]) == 0
+    got = {p["op"]: p["baseline"] for p in json.loads((tmp_path / "b.json").read_text())["problems"]}
+    default = peers.default_baseline("matvec", peers.for_op("matvec", "all"))  # numpy_matvec without a GPU
+    assert got == {"kron": "kron/peer/numpy_kron", "matvec": f"matvec/peer/{default}"}
+
+
+def test_the_spec_result_is_computed_once_per_problem_for_all_variants(tmp_path, monkeypatch):
+    from refconv import checking
+    calls = []
+    real = checking.acceptance_for
+    monkeypatch.setattr(checking, "acceptance_for", lambda p: calls.append(p.descriptor()) or real(p))
+    _install(monkeypatch, Backend("onemeta", variants=lambda: [Variant("matvec", "onemeta", f"v{i}", _matvec_right)
+                                                               for i in range(3)]))
+    assert cli.main(["bench", "--backend", "onemeta", "--repeat", "1", "--peers", "none",
+                     "--json", str(tmp_path / "o.json")]) == 0
+    assert all(r["status"] == "ok" for r in _rows(tmp_path / "o.json").values())
+    assert len(calls) == 1

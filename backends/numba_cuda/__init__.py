@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from refconv import Backend, BackendOption
 
-from . import _env
+from refconv.timing import BenchHooks
+
+from . import _common, _env
 
 
 def available():
@@ -52,4 +54,5 @@ OPTIONS = (
 )
 
 backend = Backend(name="numba_cuda", variants=_variants, available=available, options=OPTIONS,
-                  configure=configure, preflight=preflight, describe=_env.describe, target=_env.target)
+                  configure=configure, preflight=preflight, describe=_env.describe, target=_env.target,
+                  bench=BenchHooks(copy=_common.bench_copy, simulated=_common.bench_simulated))

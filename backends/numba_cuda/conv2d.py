@@ -24,7 +24,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/004_906959956e3859a4.txt"
@@ -153,10 +153,10 @@ def _run_split(problem, out, threads=256):
     gx = cdiv(Ho * Wo, threads)
     for i in range(N):
         xoff, ooff = i * C * H * W, i * M * Ho * Wo
-        scalar_prods[(gx, M, K), threads](d_x, d_f, d_b, d_part, d_out, xoff, ooff, H, W, C, M, R, S,
+        launch(scalar_prods[(gx, M, K), threads], d_x, d_f, d_b, d_part, d_out, xoff, ooff, H, W, C, M, R, S,
                                           Ho, Wo, sy, sx, py, px, dy, dx, direct, has_bias)
         if not direct:
-            sum_kernel[(gx, M), threads](d_part, d_b, d_out, ooff, M, K, Ho, Wo, has_bias)
+            launch(sum_kernel[(gx, M), threads], d_part, d_b, d_out, ooff, M, K, Ho, Wo, has_bias)
     cuda_.synchronize()
     return from_device(d_out, n, out)
 
@@ -168,7 +168,7 @@ def _run_fused(problem, out, threads=256):
     d_out, n = to_device_poisoned(out)
     d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
     for i in range(N):
-        k[(cdiv(Ho * Wo, threads), M), threads](d_x, d_f, d_b, d_out, i * C * H * W, i * M * Ho * Wo,
+        launch(k[(cdiv(Ho * Wo, threads), M), threads], d_x, d_f, d_b, d_out, i * C * H * W, i * M * Ho * Wo,
                                                 H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx, has_bias)
     cuda_.synchronize()
     return from_device(d_out, n, out)

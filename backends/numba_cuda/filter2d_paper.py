@@ -31,7 +31,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None  # numba.cuda, bound lazily (the simulator swaps module globals that name it)
 
@@ -164,7 +164,7 @@ def _make_run(mem, cf, vec):
         d_img = cuda.to_device(img.reshape(-1))
         d_w = cuda.to_device(w)
         grid = (cdiv(cdiv(W, cf), bx), cdiv(H, by))
-        k[grid, (bx, by)](d_img, d_out, d_v, d_w, H, W, shift)
+        launch(k[grid, (bx, by)], d_img, d_out, d_v, d_w, H, W, shift)
         cuda.synchronize()
         return from_device(d_out, n, out)
     return run

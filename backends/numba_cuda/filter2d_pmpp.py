@@ -22,7 +22,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/001_66a62b72ac43a8c0.txt"
@@ -103,9 +103,9 @@ def _make_run(kind):
         d_out, n = to_device_poisoned(out)
         d_img = cuda_.to_device(img.reshape(-1))
         if kind == "basic":
-            k[(cdiv(W, bx), cdiv(H, by), CH), (bx, by, 1)](d_img, d_out, H, W, CH)
+            launch(k[(cdiv(W, bx), cdiv(H, by), CH), (bx, by, 1)], d_img, d_out, H, W, CH)
         else:
-            k[(cdiv(W, o_tile), cdiv(H, o_tile), CH), (o_tile + kw - 1, o_tile + kh - 1, 1)](d_img, d_out, H, W, CH)
+            launch(k[(cdiv(W, o_tile), cdiv(H, o_tile), CH), (o_tile + kw - 1, o_tile + kh - 1, 1)], d_img, d_out, H, W, CH)
         cuda_.synchronize()
         return from_device(d_out, n, out)
     return run

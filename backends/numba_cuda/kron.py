@@ -19,7 +19,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, to_device_poisoned
+from ._common import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"
@@ -71,7 +71,7 @@ def _run_block_launches(problem, out, bx=32, by=32):
     grid = (cdiv(Q, bx), cdiv(P, by))
     for i in range(M):
         for j in range(N):
-            per_element[grid, (bx, by)](d_a, d_b, d_out, i, j, N, P, Q)
+            launch(per_element[grid, (bx, by)], d_a, d_b, d_out, i, j, N, P, Q)
     cuda_.synchronize()
     return from_device(d_out, n, out)
 
@@ -80,7 +80,7 @@ def _run_single_launch(problem, out, bx=32, by=8):
     cuda_, (M, N, P, Q), d_a, d_b = _operands(problem)
     _, whole = _kernels()
     d_out, n = to_device_poisoned(out)
-    whole[(cdiv(N * Q, bx), cdiv(M * P, by)), (bx, by)](d_a, d_b, d_out, 0, M * P, N, P, Q)
+    launch(whole[(cdiv(N * Q, bx), cdiv(M * P, by)), (bx, by)], d_a, d_b, d_out, 0, M * P, N, P, Q)
     cuda_.synchronize()
     return from_device(d_out, n, out)
 
@@ -98,7 +98,7 @@ def _run_streamed(problem, out, rows_per_block=4, bx=32, by=8):
     stream = cuda_.stream()
     for r0 in range(0, M * P, rb):
         nr = min(rb, M * P - r0)
-        whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream](d_a, d_b, d_c, r0, nr, N, P, Q)
+        launch(whole[(cdiv(cols, bx), cdiv(nr, by)), (bx, by), stream], d_a, d_b, d_c, r0, nr, N, P, Q, stream=stream)
         d_c.copy_to_host(host, stream=stream)
         stream.synchronize()
         out.write(r0, host[:nr * cols].reshape(nr, cols))

@@ -20,7 +20,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/002_bac98b268d2530e5.txt"
@@ -106,7 +106,7 @@ def _make_run(kind):
             grid = 2 * _env.sm_count()
         else:
             grid = cdiv(R * 32, threads)
-        k[grid, threads](d_m, d_v, d_out, R, C)
+        launch(k[grid, threads], d_m, d_v, d_out, R, C)
         cuda_.synchronize()
         return from_device(d_out, n, out)
     return run

@@ -26,7 +26,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 
@@ -224,7 +224,7 @@ def _make_run(name):
             grid = (cdiv(W, bx), cdiv(H, by))
         d_out, n = to_device_poisoned(out)
         d_img = cuda_.to_device(img.reshape(-1))
-        k[grid, (bx, by_)](d_img, d_out, H, W)
+        launch(k[grid, (bx, by_)], d_img, d_out, H, W)
         cuda_.synchronize()
         return from_device(d_out, n, out)
     return run

@@ -8,6 +8,7 @@ choose with ``--opencl`` or ``REFCONV_OPENCL``.
 """
 from __future__ import annotations
 
+from refconv.timing import BenchHooks
 from refconv.variant import Backend, BackendOption
 
 from . import _cl
@@ -32,4 +33,5 @@ backend = Backend(
     configure=_cl.configure,
     describe=_cl.describe,
     target=_cl.target_info,
+    bench=BenchHooks(copy=_cl.bench_copy, simulated=_cl.bench_simulated),
 )

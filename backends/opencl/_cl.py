@@ -254,7 +254,11 @@ class Env:
         self.platform, self.device = platforms()[t]
         with _quiet(t):
             self.ctx = cl.Context([self.device])
-            self.queue = cl.CommandQueue(self.ctx, self.device)
+            try:  # profiling events give `refconv bench` the kernel times (see timed())
+                self.queue = cl.CommandQueue(self.ctx, self.device,
+                                             properties=cl.command_queue_properties.PROFILING_ENABLE)
+            except cl.Error:
+                self.queue = cl.CommandQueue(self.ctx, self.device)
 
     def program(self, source: str, options: tuple = ()):
         return build(self, source, options)
@@ -504,3 +508,82 @@ def checked(e: Env, what: str, source: str = ""):
     if exc is not None:
         findings.report("checker-crash", f"{what}: {type(exc).__name__}: {exc}")
         raise exc
+
+
+# ----------------------------------------------------------------------------- bench timing
+
+def _profiled(ev) -> float:
+    """Seconds between an event's start and end (the queue has PROFILING_ENABLE)."""
+    ev.wait()
+    return (ev.profile.end - ev.profile.start) * 1e-9
+
+
+_scratch: dict = {}
+
+
+def _flushes() -> bool:
+    """Whether the target has an L2 worth flushing before a timed launch: the GPU target only."""
+    return target() == "nvidia"
+
+
+def flush(queue) -> None:
+    """On the nvidia target, overwrite ``refconv.timing.flush_bytes()`` bytes of device memory
+    (a buffer-to-buffer copy on the in-order ``queue``) so that the next kernel finds a cold L2.
+    CPU targets (PoCL) and Oclgrind are not flushed.  Profiling events time the kernel itself,
+    so the host's launch overhead is never in them."""
+    import pyopencl as cl
+    from refconv import timing
+    n = timing.flush_bytes()
+    if n <= 0 or not _flushes():
+        return
+    e = env()
+    key = (id(e.ctx), n)
+    if key not in _scratch:
+        _scratch.clear()
+        _scratch[key] = (scratch(e, n), scratch(e, n))
+    src, dst = _scratch[key]
+    cl.enqueue_copy(queue, dst, src, byte_count=n)
+
+
+def timed(kernel):
+    """``timed(k)(queue, global, local, *args)`` launches ``k`` like ``k(queue, ...)``; inside
+    ``refconv.timing.collect`` the launch follows a :func:`flush` and its profiling interval is
+    recorded (flagged as simulated on Oclgrind, whose times mean nothing)."""
+    from refconv import timing
+    if not timing.active():
+        return kernel
+
+    def launch(queue, *args, **kwargs):
+        flush(queue)
+        ev = kernel(queue, *args, **kwargs)
+        timing.record(lambda: _profiled(ev), getattr(kernel, "function_name", "kernel"),
+                      simulated=target() == "oclgrind")
+        return ev
+    return launch
+
+
+def bench_copy(nbytes: int):
+    """``BenchHooks.copy`` for OpenCL: one buffer-to-buffer copy of ``nbytes`` bytes on the
+    device, timed by its profiling event (buffers allocated here, outside the timed copy)."""
+    import pyopencl as cl
+    from refconv import timing
+    e = env()
+    src = in_buf(e, np.ones(max(1, int(nbytes)), np.uint8))
+    dst = scratch(e, max(1, int(nbytes)))
+
+    def run():
+        ev = cl.enqueue_copy(e.queue, dst, src, byte_count=max(1, int(nbytes)))
+        timing.record(lambda: _profiled(ev), "device copy", simulated=e.target == "oclgrind")
+    return run
+
+
+def bench_simulated() -> str | None:
+    """``BenchHooks.simulated``: why OpenCL times mean nothing here (None on a real device).
+    PoCL runs on the host CPU: its times are real CPU times, not a GPU's."""
+    try:
+        t = target()
+    except OpenCLUnavailable:
+        return None
+    if t == "oclgrind":
+        return "opencl runs on Oclgrind here, a simulator: its kernel times mean nothing"
+    return None

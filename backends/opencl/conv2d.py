@@ -48,12 +48,12 @@ def _run_split(problem, out, wg=256):
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "conv2d/opencl/cuconv_split", "conv2d.cl"):
             if direct:
-                sp(e.queue, (gx, N * M, 1), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb, *ints)
+                _cl.timed(sp)(e.queue, (gx, N * M, 1), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb, *ints)
             else:
                 part = _cl.scratch(e, N * K * M * Ho * Wo * x.dtype.itemsize)
-                sp(e.queue, (gx, N * M, K), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), part, bb, *ints)
+                _cl.timed(sp)(e.queue, (gx, N * M, K), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), part, bb, *ints)
                 sm = _cl.kernel(e, "conv2d.cl", "sum_partials", type_opts(x.dtype))
-                sm(e.queue, (gx, N * M), (wg, 1), part, ob, bb,
+                _cl.timed(sm)(e.queue, (gx, N * M), (wg, 1), part, ob, bb,
                    *map(np.int32, (M, K, Ho * Wo, bias is not None)))
             e.queue.finish()
     return out
@@ -67,7 +67,7 @@ def _run_fused(problem, out, wg=256):
     bb = _cl.in_buf(e, bias if bias is not None else np.zeros(1, x.dtype))
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "conv2d/opencl/cuconv_fused", "conv2d.cl"):
-            k(e.queue, (_cl.roundup(Ho * Wo, wg), N * M), (wg, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb,
+            _cl.timed(k)(e.queue, (_cl.roundup(Ho * Wo, wg), N * M), (wg, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb,
               *_ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None), cl.LocalMemory(C * x.dtype.itemsize))
             e.queue.finish()
     return out

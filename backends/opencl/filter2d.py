@@ -64,7 +64,7 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
             if mem == "SM":
                 args += [cl.LocalMemory((wg_x * cf + 2) * (wg_y + 2)), cl.LocalMemory(9 * 4)]
             with _cl.checked(e, f"filter2d/opencl/{name}", "filter2d_3x3.cl"):
-                k(e.queue, (gx, gy), (wg_x, wg_y), *args)
+                _cl.timed(k)(e.queue, (gx, gy), (wg_x, wg_y), *args)
                 e.queue.finish()
         return out
 
@@ -97,7 +97,7 @@ def _run_basic(problem, out, wg_x=16, wg_y=16):
     k = _cl.kernel(e, "filter2d_pmpp.cl", "basic")
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "filter2d/opencl/basic", "filter2d_pmpp.cl"):
-            k(e.queue, (_cl.roundup(W, wg_x), _cl.roundup(H, wg_y), C), (wg_x, wg_y, 1),
+            _cl.timed(k)(e.queue, (_cl.roundup(W, wg_x), _cl.roundup(H, wg_y), C), (wg_x, wg_y, 1),
               _cl.in_buf(e, img), _cl.in_buf(e, w), ob, *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2)))
             e.queue.finish()
     return out
@@ -122,7 +122,7 @@ def _run_tiled(problem, out, o_tile=16):
     gx, gy = -(-W // o_tile), -(-H // o_tile)
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "filter2d/opencl/tiled_halo", "filter2d_pmpp.cl"):
-            k(e.queue, (gx * tw, gy * th, C), (tw, th, 1), _cl.in_buf(e, img), _cl.in_buf(e, w), ob,
+            _cl.timed(k)(e.queue, (gx * tw, gy * th, C), (tw, th, 1), _cl.in_buf(e, img), _cl.in_buf(e, w), ob,
               *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2, o_tile)), cl.LocalMemory(tw * th * 4))
             e.queue.finish()
     return out

@@ -44,7 +44,7 @@ def _run_block_launches(problem, out, wg_x=32, wg_y=32):
             dst = host[i * p:(i + 1) * p]
             cl.enqueue_copy(e.queue, rowblk, dst)           # the poison goes through the device
             for j in range(n):
-                k(e.queue, (_cl.roundup(q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
+                _cl.timed(k)(e.queue, (_cl.roundup(q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
                   ab, bb, rowblk, *map(np.int32, (n, p, q, i, j)))
             cl.enqueue_copy(e.queue, dst, rowblk)           # blocking: row-block i to the host
         e.queue.finish()
@@ -60,7 +60,7 @@ def _run_single(problem, out, wg_x=32, wg_y=32):
     k = _cl.kernel(e, "kron.cl", "whole", _opts(a.dtype))
     with _cl.out_buf(e, out) as ob:
         with _cl.checked(e, "kron/opencl/single_launch", "kron.cl"):
-            k(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(m * p, wg_y)), (wg_x, wg_y),
+            _cl.timed(k)(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(m * p, wg_y)), (wg_x, wg_y),
               _cl.in_buf(e, a), _cl.in_buf(e, b), ob, *map(np.int32, (m, n, p, q)))
             e.queue.finish()
     return out
@@ -88,8 +88,8 @@ def _run_streamed(problem, out, wg_x=32, wg_y=32):
                 pending[s] = None
             if i < m:
                 cl.enqueue_copy(e.queue, bufs[s], stage[s], is_blocking=False)
-                k(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
-                  ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
+                _cl.timed(k)(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
+                             ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
                 pending[s] = cl.enqueue_copy(e.queue, stage[s], bufs[s], is_blocking=False)
         s = (m + 1) % 2
         if pending[s] is not None:

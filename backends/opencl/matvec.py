@@ -51,7 +51,7 @@ def _make(name, params, doc, extra=()):
             if name == "block_per_row":
                 args.append(cl.LocalMemory(wg * m.dtype.itemsize))
             with _cl.checked(e, f"matvec/opencl/{name}", "matvec.cl"):
-                k(e.queue, (groups * wg,), (wg,), *args)
+                _cl.timed(k)(e.queue, (groups * wg,), (wg,), *args)
                 e.queue.finish()
         return out
 

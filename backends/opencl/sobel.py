@@ -75,7 +75,7 @@ def _make(name, doc, params=WG, channels=(0, 3, 4)):
             if name.startswith("smem"):
                 args.append(cl.LocalMemory(4 * _local_floats(name, p)))
             with _cl.checked(e, f"sobel/opencl/{name}", "sobel.cl"):
-                k(e.queue, gsz, (bx, by), *args)
+                _cl.timed(k)(e.queue, gsz, (bx, by), *args)
                 e.queue.finish()
         return out
 

@@ -1,0 +1,307 @@
+"""``refconv bench`` output: the terminal tables, the JSON report and the PNG plots.
+
+Plots (``--plots DIR``), one set per problem:
+
+* ``time_<problem>.png``: the main time of every timed row (kernel median, else end-to-end), with
+  its interquartile range, variants and peers in different colours, log scale;
+* ``roofline_<problem>.png``: % of the memory roofline of every row that has one;
+* ``coarsening_<problem>.png``, when variants named ``{GM,CM,SM}[_CF{k}][_Vec]`` (seed 000's
+  naming) were timed: kernel time against the coarsening factor, one line per memory kind, vector
+  stores or not, and backend -- seed 000's Çizelge 4-5 as a curve.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import re
+from pathlib import Path
+
+STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
+_CF_NAME = re.compile(r"^(GM|CM|SM)(?:_CF(\d+))?(_Vec)?$")
+
+
+def fmt_s(s: float | None) -> str:
+    if s is None:
+        return "-"
+    for unit, f in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(s) >= f:
+            return f"{s / f:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def fmt_stat(st: dict | None) -> str:
+    """``median [q1–q3]``."""
+    if not st:
+        return "-"
+    return f"{fmt_s(st['median'])} [{fmt_s(st['q1'])}–{fmt_s(st['q3'])}]"
+
+
+def print_presets(console) -> None:
+    from rich.table import Table
+
+    from .presets import PRESETS
+    t = Table(title="refconv bench presets (--preset NAME, globs, or all)")
+    for c in ("preset", "op", "problem", "source", "note"):
+        t.add_column(c)
+    for p in PRESETS.values():
+        dims = " ".join(f"{k}={v}" for k, v in p.dims.items())
+        t.add_row(p.name, p.op, dims, p.source, p.note + (f" (only {p.only})" if p.only else ""))
+    console.print(t)
+
+
+def device_notes(backends, hooks_of) -> list[str]:
+    """One line per selected backend whose device is simulated, plus what a real run needs."""
+    notes = []
+    for b in sorted(backends):
+        h = hooks_of(b)
+        try:
+            why = h.simulated() if h else None
+        except Exception as e:  # never let a probe stop the bench
+            why = f"{b}: simulated() failed: {type(e).__name__}: {e}"
+        if why:
+            notes.append(why)
+    if notes:
+        notes.append("kernel times need a GPU (numba_cuda: a CUDA GPU; opencl: --opencl nvidia); "
+                     "simulated rows are labelled and have no time, ratio or roofline")
+    return notes
+
+
+def print_problem(console, res: dict, repeat: int) -> None:
+    from rich.table import Table
+    w = res["work"]
+    t = Table(title=f"{res['name']}: {res['problem']}\nminimum {w['bytes'] / 1e6:.4g} MB moved, "
+                    f"{w['flops'] / 1e6:.4g} MFLOP; median [IQR] of {repeat} runs after a warm-up; "
+                    f"speed-up = {res['baseline'] or 'no baseline'} / row")
+    for c in ("variant / peer", "kernel", "end-to-end", "timer", "% roofline", "speed-up", "status"):
+        t.add_column(c)
+    for r in res["rows"]:
+        pct = r.get("roofline_pct")
+        sp = r.get("speedup")
+        st = STYLE.get(r.get("kind"), "")
+        name = r["variant"] if not st else f"[{st}]{r['variant']}[/]"
+        t.add_row(name, fmt_stat(r.get("kernel_s")) if r.get("timer") != "simulated" else "(simulated)",
+                  fmt_stat(r.get("e2e_s")), r.get("timer") or "-", f"{pct:.3g} %" if pct else "-",
+                  f"{sp:.3g}×" if sp else "-", r["status"][:160])
+    console.print(t)
+
+
+def twins(rows) -> list[dict]:
+    """Variants of the same name timed on two or more backends (numba_cuda's kernels and their
+    OpenCL twins): ``[{"name", "times": {backend: seconds}, "ratio": slowest / fastest}]``."""
+    by_name: dict = {}
+    for r in rows:
+        if r.get("kind") == "variant" and r.get("median_s"):
+            _, backend, name = r["variant"].split("/", 2)
+            by_name.setdefault(name, {})[backend] = r["median_s"]
+    return [{"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
+            for n, t in sorted(by_name.items()) if len(t) > 1]
+
+
+def print_twins(console, res: dict) -> None:
+    from rich.table import Table
+    tw = twins(res["rows"])
+    if not tw:
+        return
+    backends = sorted({b for x in tw for b in x["times"]})
+    t = Table(title=f"{res['name']}: the same variant on each backend (ratio = slowest / fastest)")
+    t.add_column("variant")
+    for b in backends:
+        t.add_column(b, justify="right")
+    t.add_column("ratio", justify="right")
+    for x in tw:
+        t.add_row(x["name"], *(fmt_s(x["times"].get(b)) for b in backends), f"{x['ratio']:.3g}×")
+    console.print(t)
+
+
+def print_coarsening(console, res: dict) -> None:
+    """Seed 000's Çizelge 4-5 layout: one line per (backend, memory kind, vector stores), one
+    column per coarsening factor, the main time of each timed variant."""
+    from rich.table import Table
+    curves = coarsening_points(res["rows"])
+    if not any(len(v) > 1 for v in curves.values()):
+        return
+    cfs = sorted({cf for pts in curves.values() for cf, _ in pts})
+    t = Table(title=f"{res['name']}: coarsening (seed 000, Çizelge 4-5), median time")
+    t.add_column("kernel")
+    for cf in cfs:
+        t.add_column(f"CF={cf}" if cf > 1 else "no CF", justify="right")
+    for (backend, mem, vec), pts in sorted(curves.items()):
+        got = dict(pts)
+        t.add_row(f"{backend} {mem}{'_Vec' if vec else ''}", *(fmt_s(got.get(cf)) for cf in cfs))
+    console.print(t)
+
+
+def devices(backends, describe_of) -> dict:
+    """Where each selected backend ran (``Backend.describe()``) and the peers' GPU (torch)."""
+    out = {}
+    for b in sorted(backends):
+        try:
+            out[b] = describe_of(b)
+        except Exception as e:  # a description never stops the report
+            out[b] = f"describe() failed: {type(e).__name__}: {e}"
+    try:
+        import torch
+        if torch.cuda.is_available():
+            out["peers (torch)"] = torch.cuda.get_device_name()
+    except Exception:
+        pass
+    return out
+
+
+def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None = None) -> dict:
+    import numpy
+    vers = {"python": platform.python_version(), "numpy": numpy.__version__}
+    for mod in ("numba", "numba_cuda", "pyopencl", "torch", "cupy", "cv2", "scipy"):
+        try:
+            vers[mod] = __import__(mod).__version__
+        except Exception:
+            pass
+    rows = [{"problem": res["name"], **r} for res in results for r in res["rows"]]
+    for res in results:
+        res["twins"] = twins(res["rows"])
+        res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
+                              "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
+                             for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
+    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "host": platform.node(), "devices": where or {}, "versions": vers, "repeat": ns.repeat,
+            "baseline": ns.baseline, "flush_bytes": ns.flush_bytes,
+            "peers": ns.peers, "copy_bytes": ns.copy_bytes, "notes": notes,
+            "bandwidth": list(v for v in bandwidth.values() if v), "problems": results, "rows": rows}
+
+
+def _md_cell(x) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rep: dict) -> str:
+    """The report as Markdown (for docs/performance.md): run facts, then per problem its table,
+    its coarsening table and its twins table where there are any."""
+    out = [f"Run of {rep['date']} on `{rep['host']}`, median [IQR] of {rep['repeat']} runs after a warm-up, "
+           f"L2 flush before each GPU launch {rep.get('flush_bytes', 0) >> 20} MiB.", ""]
+    for k, v in rep.get("devices", {}).items():
+        out.append(f"* {k}: {_md_cell(v)}")
+    out.append("* versions: " + ", ".join(f"{k} {v}" for k, v in rep["versions"].items()))
+    for b in rep["bandwidth"]:
+        if b.get("bytes_per_s"):
+            out.append(f"* copy bandwidth ({b['source']}): {b['bytes_per_s'] / 1e9:.4g} GB/s")
+    out += [f"* note: {_md_cell(n)}" for n in rep["notes"]]
+    for res in rep["problems"]:
+        w = res["work"]
+        out += ["", f"### {res['name']}", "", f"`{res['problem']}`: minimum {w['bytes'] / 1e6:.4g} MB, "
+                f"{w['flops'] / 1e6:.4g} MFLOP; speed-up = {res['baseline'] or 'no baseline'} / row", "",
+                "| row | kernel | end-to-end | timer | % roofline | speed-up | status |",
+                "|---|---|---|---|---|---|---|"]
+        for r in res["rows"]:
+            pct, sp = r.get("roofline_pct"), r.get("speedup")
+            out.append("| " + " | ".join(_md_cell(c) for c in (
+                r["variant"], fmt_stat(r.get("kernel_s")), fmt_stat(r.get("e2e_s")), r.get("timer") or "-",
+                f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-", r["status"][:160])) + " |")
+        cf = res.get("coarsening") or []
+        if any(len(c["points"]) > 1 for c in cf):
+            cfs = sorted({p["cf"] for c in cf for p in c["points"]})
+            out += ["", "| kernel | " + " | ".join(f"CF={c}" if c > 1 else "no CF" for c in cfs) + " |",
+                    "|---" * (len(cfs) + 1) + "|"]
+            for c in cf:
+                got = {p["cf"]: p["seconds"] for p in c["points"]}
+                out.append(f"| {c['backend']} {c['memory']}{'_Vec' if c['vec'] else ''} | "
+                           + " | ".join(fmt_s(got.get(x)) for x in cfs) + " |")
+        tw = res.get("twins") or []
+        if tw:
+            backends = sorted({b for x in tw for b in x["times"]})
+            out += ["", "| variant | " + " | ".join(backends) + " | slowest / fastest |",
+                    "|---" * (len(backends) + 2) + "|"]
+            for x in tw:
+                out.append(f"| {x['name']} | " + " | ".join(fmt_s(x["times"].get(b)) for b in backends)
+                           + f" | {x['ratio']:.3g}× |")
+    return "\n".join(out) + "\n"
+
+
+def write_json(path: str, rep: dict) -> None:
+    Path(path).write_text(json.dumps(rep, indent=1, default=str))
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def coarsening_points(rows) -> dict:
+    """``{(backend, mem, vec): [(cf, seconds), ...]}`` from the timed variants named like seed 000's."""
+    curves: dict = {}
+    for r in rows:
+        if r.get("kind") != "variant" or not r.get("median_s"):
+            continue
+        op, backend, name = r["variant"].split("/", 2)
+        m = _CF_NAME.match(name)
+        if not m:
+            continue
+        key = (backend, m.group(1), bool(m.group(3)))
+        curves.setdefault(key, []).append((int(m.group(2) or 1), r["median_s"]))
+    return {k: sorted(v) for k, v in curves.items()}
+
+
+def plots(rep: dict, outdir: str) -> list[str]:
+    """Write the PNGs for every problem of ``rep`` into ``outdir``; returns their paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for res in rep["problems"]:
+        timed = [r for r in res["rows"] if r.get("median_s")]
+        if not timed:
+            continue
+        tag = _safe(res["name"])
+        fig, ax = plt.subplots(figsize=(9, max(2.5, 0.32 * len(timed) + 1)))
+        ys = range(len(timed))
+        meds = [r["median_s"] * 1e6 for r in timed]
+        lo, hi = [], []
+        for r, m in zip(timed, meds):
+            st = r.get("kernel_s") or r.get("e2e_s")
+            lo.append(max(0.0, m - st["q1"] * 1e6))
+            hi.append(max(0.0, st["q3"] * 1e6 - m))
+        colors = ["tab:orange" if r["kind"] == "peer" else "tab:gray" if r["kind"] == "spec" else "tab:blue"
+                  for r in timed]
+        ax.barh(list(ys), meds, xerr=[lo, hi], color=colors)
+        ax.set_yticks(list(ys), [r["variant"] for r in timed], fontsize=7)
+        ax.invert_yaxis()  # the table's order, top to bottom
+        ax.set_xscale("log")
+        ax.set_xlabel("median time (µs): kernel (device events) where recorded, else end-to-end; bars: IQR")
+        ax.set_title(f"{res['name']} (blue: variants, orange: peers, gray: spec)", fontsize=9)
+        fig.tight_layout()
+        p = out / f"time_{tag}.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(str(p))
+        roof = [r for r in timed if r.get("roofline_pct")]
+        if roof:
+            fig, ax = plt.subplots(figsize=(9, max(2.5, 0.32 * len(roof) + 1)))
+            ax.barh(range(len(roof)), [r["roofline_pct"] for r in roof],
+                    color=["tab:orange" if r["kind"] == "peer" else "tab:blue" for r in roof])
+            ax.set_yticks(range(len(roof)), [r["variant"] for r in roof], fontsize=7)
+            ax.invert_yaxis()
+            ax.axvline(100, color="k", lw=0.8)
+            ax.set_xlabel("% of the memory roofline (minimum bytes / copy bandwidth, over the time)")
+            ax.set_title(res["name"], fontsize=9)
+            fig.tight_layout()
+            p = out / f"roofline_{tag}.png"
+            fig.savefig(p, dpi=110)
+            plt.close(fig)
+            paths.append(str(p))
+        curves = coarsening_points(res["rows"])
+        if any(len(v) > 1 for v in curves.values()):
+            fig, ax = plt.subplots(figsize=(7, 4.5))
+            for (backend, mem, vec), pts in sorted(curves.items()):
+                ax.plot([c for c, _ in pts], [t * 1e6 for _, t in pts], marker="o",
+                        ls="--" if vec else "-", label=f"{backend} {mem}{'_Vec' if vec else ''}")
+            ax.set_xlabel("coarsening factor CF (outputs per thread)")
+            ax.set_ylabel("median time (µs)")
+            ax.set_title(f"{res['name']}: coarsening (seed 000, Çizelge 4-5)", fontsize=9)
+            ax.legend(fontsize=7)
+            fig.tight_layout()
+            p = out / f"coarsening_{tag}.png"
+            fig.savefig(p, dpi=110)
+            plt.close(fig)
+            paths.append(str(p))
+    return paths

@@ -1,0 +1,213 @@
+"""Kernel time from device events: refconv.timing collects the intervals a backend records around
+its launches; numba_cuda records CUDA events per launch (exercised under the simulator, where the
+times mean nothing and are flagged), OpenCL its profiling events (PoCL); the bench's measure()
+sums a run's intervals."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from refconv import Problem, timing
+from refconv.bench import measure, summary
+from refconv.checking import acceptance_for, expected_output_layout
+
+
+def test_record_outside_a_collection_is_ignored_and_inside_goes_to_the_innermost():
+    timing.record(lambda: 1.0)  # nothing open: no error, nowhere to go
+    assert not timing.active()
+    with timing.collect() as outer:
+        timing.record(lambda: 0.5, "a")
+        with timing.collect() as inner:
+            assert timing.active()
+            timing.record(lambda: 0.25, "b", simulated=True)
+        timing.record(lambda: 0.125, "c")
+    assert outer.seconds() == [0.5, 0.125] and outer.labels() == ["a", "c"] and not outer.simulated
+    assert inner.seconds() == [0.25] and inner.simulated
+    assert outer.total() == 0.625
+    with timing.collect() as none:
+        pass
+    assert none.total() is None
+
+
+def test_flush_bytes_is_what_the_innermost_collection_asks_for():
+    assert timing.flush_bytes() == 0
+    with timing.collect(1 << 20):
+        assert timing.flush_bytes() == 1 << 20
+        with timing.collect():
+            assert timing.flush_bytes() == 0
+    assert timing.flush_bytes() == 0
+
+
+def test_intervals_are_resolved_after_the_run_not_when_recorded():
+    done = []
+    with timing.collect() as iv:
+        timing.record(lambda: done[0])  # the device's answer is only there after the work
+        done.append(0.003)
+    assert iv.seconds() == [0.003]
+
+
+def test_measure_takes_the_kernel_time_as_the_sum_of_a_runs_intervals():
+    def run():
+        timing.record(lambda: 0.002)
+        timing.record(lambda: 0.001)
+    m = measure(run, 4)
+    assert m["kernel_s"]["median"] == pytest.approx(0.003, abs=0) and m["kernel_s"]["n"] == 4
+    assert m["e2e_s"]["n"] == 4 and m["e2e_s"]["median"] > 0 and not m["simulated"]
+    assert measure(lambda: None, 2)["kernel_s"] is None  # nothing recorded: end-to-end only
+
+
+def test_end_to_end_times_come_from_plain_runs_when_the_timed_runs_flushed():
+    seen = []
+
+    def run():
+        seen.append(timing.flush_bytes())
+        timing.record(lambda: 0.001)
+    m = measure(run, 3, flush_bytes=1 << 20)
+    assert seen == [1 << 20] * 3 + [0] * 3  # 3 flushed, event-timed runs, then 3 plain ones
+    assert m["kernel_s"]["n"] == 3 and m["e2e_s"]["n"] == 3
+    seen.clear()
+    measure(run, 3)  # no flush: the timed runs' host clock is the end-to-end time
+    assert seen == [0] * 3
+
+
+def test_summary_reports_the_median_and_the_interquartile_range():
+    s = summary([5.0, 1.0, 100.0, 2.0, 3.0])
+    assert (s["median"], s["q1"], s["q3"], s["min"], s["max"], s["n"]) == (3.0, 2.0, 5.0, 1.0, 100.0, 5)
+    assert summary([]) is None
+
+
+def test_host_copy_records_one_host_interval():
+    run = timing.host_copy(1 << 16)
+    with timing.collect() as iv:
+        run()
+    assert len(iv) == 1 and iv.seconds()[0] > 0 and not iv.simulated
+
+
+# ----------------------------------------------------------------------------- OpenCL (PoCL)
+
+@pytest.fixture(scope="module")
+def pocl():
+    pytest.importorskip("pyopencl")
+    from refconv.backends.opencl import _cl
+    old = _cl._state["choice"]
+    _cl.configure({"opencl": "pocl"})
+    if _cl.available():
+        pytest.skip(_cl.available())
+    yield _cl
+    _cl.configure({"opencl": old})
+
+
+def _prepared(v, desc):
+    p = Problem.parse(desc)
+    acc = acceptance_for(p)
+    shape, dtype = expected_output_layout(p, v.writes, acc.expected)
+    p.set_output(np.zeros(shape, dtype))
+    return p, acc
+
+
+def test_opencl_records_one_profiling_interval_per_launch(pocl):
+    from refconv.backends.opencl import backend
+    vs = {v.id: v for v in backend.variants()}
+    v = vs["kron/opencl/block_launches"]  # one launch per element of A
+    p, acc = _prepared(v, "kron:dtype=float64,m=3,n=2,p=5,q=4::a=random.1,b=random.2")
+    with timing.collect() as iv:
+        got = v.run(p, **v.default_params())
+    assert np.array_equal(got, acc.expected)
+    assert len(iv) == 3 * 2 and all(s > 0 for s in iv.seconds()) and not iv.simulated
+    v = vs["matvec/opencl/block_per_row"]
+    p, _ = _prepared(v, "matvec:dtype=float32,rows=37,cols=19::m=random.1,v=random.2")
+    with timing.collect() as iv:
+        v.run(p, **v.default_params())
+    assert len(iv) == 1
+    v.run(p, **v.default_params())  # outside a collection: runs, records nothing
+    with timing.collect(flush_bytes=1 << 20) as iv:
+        v.run(p, **v.default_params())
+    assert len(iv) == 1 and pocl._scratch == {}  # the L2 flush is for the GPU target only
+
+
+def test_opencl_flush_path_copies_on_the_queue_and_leaves_results_right(pocl, monkeypatch):
+    from refconv.backends.opencl import backend
+    monkeypatch.setattr(pocl, "_flushes", lambda: True)  # run the GPU target's flush on PoCL's buffers
+    v = {v.id: v for v in backend.variants()}["filter2d/opencl/GM_CF4"]
+    p, acc = _prepared(v, "filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,"
+                          "shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
+    with timing.collect(flush_bytes=1 << 16) as iv:
+        got = v.run(p, **v.default_params())
+    assert len(iv) == 1 and [k[1] for k in pocl._scratch] == [1 << 16]
+    assert np.array_equal(got[1:-1, 1:-1], acc.expected)
+    pocl._scratch.clear()
+
+
+def test_opencl_copy_hook_times_a_device_copy(pocl):
+    from refconv.backends.opencl import backend
+    run = backend.bench.copy(1 << 20)
+    with timing.collect() as iv:
+        run()
+    assert len(iv) == 1 and iv.seconds()[0] > 0
+    assert backend.bench.simulated() is None  # PoCL is a real (CPU) device
+
+
+# ----------------------------------------------------------------------------- numba_cuda (simulator)
+
+_SIM_SCRIPT = r"""
+import json, numpy as np
+from refconv import Problem, timing
+from refconv.backends.numba_cuda import backend, _env
+from refconv.checking import acceptance_for, expected_output_layout
+_env.configure({"cuda": "sim"})
+vs = {v.id: v for v in backend.variants()}
+out = {}
+for vid, desc in [
+    ("filter2d/numba_cuda/GM_CF4", "filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4"),
+    ("conv2d/numba_cuda/cuconv_split", "conv2d:dtype=float32,n=2,c=3,h=5,w=4,m=2,r=3,s=2,groups=1,bias=0:stride=1,padding=1,dilation=1:x=exact.1,w=exact.2"),
+    ("kron/numba_cuda/streamed", "kron:dtype=float64,m=3,n=2,p=5,q=4::a=random.1,b=random.2"),
+]:
+    v = vs[vid]
+    p = Problem.parse(desc)
+    acc = acceptance_for(p)
+    shape, dtype = expected_output_layout(p, v.writes, acc.expected)
+    p.set_output(np.zeros(shape, dtype))
+    with timing.collect() as iv:
+        v.run(p, **v.default_params())
+    out[vid] = {"n": len(iv), "simulated": iv.simulated, "resolved": len(iv.seconds())}
+from refconv.backends.numba_cuda import _common
+v = vs["filter2d/numba_cuda/GM"]
+p = Problem.parse("filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
+acc = acceptance_for(p)
+shape, dtype = expected_output_layout(p, v.writes, acc.expected)
+p.set_output(np.zeros(shape, dtype))
+with timing.collect() as iv:
+    v.run(p, **v.default_params())
+out["scratch_without_flush"] = sorted(_common._scratch)
+with timing.collect(flush_bytes=1 << 20) as iv:
+    got = v.run(p, **v.default_params())
+out["scratch_with_flush"] = sorted(_common._scratch)
+out["flushed_result_ok"] = bool(np.array_equal(got[1:-1, 1:-1], acc.expected))
+run = backend.bench.copy(4096)
+with timing.collect() as iv:
+    run()
+out["copy"] = {"n": len(iv), "simulated": iv.simulated}
+out["reason"] = backend.bench.simulated()
+print(json.dumps(out))
+"""
+
+
+def test_numba_cuda_records_a_cuda_event_interval_per_launch_flagged_simulated():
+    pytest.importorskip("numba_cuda")
+    env = {k: v for k, v in os.environ.items() if k not in ("REFCONV_CUDA", "NUMBA_ENABLE_CUDASIM")}
+    p = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["filter2d/numba_cuda/GM_CF4"] == {"n": 1, "simulated": True, "resolved": 1}
+    # split cuconv: scalar_prods + sum_kernel per image, 2 images
+    assert got["conv2d/numba_cuda/cuconv_split"] == {"n": 4, "simulated": True, "resolved": 4}
+    # streamed kron: one launch per block of 4 result rows (m*p = 15 rows), on its own stream
+    assert got["kron/numba_cuda/streamed"] == {"n": 4, "simulated": True, "resolved": 4}
+    assert got["copy"] == {"n": 1, "simulated": True}
+    # the L2 flush before a timed launch: only when asked for, 4 KiB under the simulator
+    assert got["scratch_without_flush"] == [] and got["scratch_with_flush"] == [4096]
+    assert got["flushed_result_ok"]
+    assert "simulator" in got["reason"]
