@@ -94,7 +94,7 @@ def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
 def test_bench_refuses_a_baseline_it_does_not_know_naming_the_accepted_ones(capsys, monkeypatch):
     _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right)]))
     assert cli.main(["bench", "--backend", "benchmeta", "--baseline", "matvec/nope/x"]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err          # a usage error: stderr, exit 2
     assert "--baseline 'matvec/nope/x' is not accepted" in out and "'spec'" in out and "numpy_matvec" in out
 
 
