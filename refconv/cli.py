@@ -238,7 +238,7 @@ def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
         else:
             r.reason = f"{r.reason}; no smaller case {'hangs' if target == HANG else 'crashes'} ({how})"
         f["shrink"] = {"attempts": s.attempts, "seconds": round(s.seconds, 2), "complete": s.complete,
-                       "confirmed": s.confirmed}
+                       "confirmed": s.confirmed, "startup_seconds": round(s.startup_seconds, 2)}
         console.print(f"[magenta]{target}[/] {r.variant}: {r.reason}")
 
 

@@ -24,7 +24,12 @@ whole pass changes nothing or the time budget is spent.  A candidate is proposed
 variant's declared support (:func:`refconv.strategies.outside_support`).
 
 The limit per candidate is ``min(timeout, max(10 s, 10 × the slowest example that returned in
-the check))``.  When that is below ``timeout``, the final case is run once more with the full
+the check))``.  The ``budget`` counts the candidates' own time, not the starting of workers
+(``startup_seconds``): on a loaded machine a fresh worker may take many seconds to import its
+backends, and one is started after every hang, so counting start-ups would let the load, not the
+search, decide where shrinking stops.  Wall time is therefore at most ``budget`` plus one worker
+start per hanging candidate (at most ``budget / limit + 1`` of them), each bounded by
+``start_timeout``.  When that is below ``timeout``, the final case is run once more with the full
 ``timeout``; if it returns then, the original case is kept.  The worker process is reused while
 candidates return and replaced after each hang or crash (its runaway threads and the processes
 it started die with it: the worker is killed with its process group).
@@ -56,6 +61,7 @@ class ShrinkResult:
     seconds: float = 0.0
     complete: bool = True
     confirmed: bool = True
+    startup_seconds: float = 0.0
     log: list = field(default_factory=list)
 
     @property
@@ -106,8 +112,16 @@ class _Runner:
         self.ctx = mp.get_context("spawn")
         self.proc = self.conn = None
         self.last_crash: str | None = None
+        self.startup_seconds = 0.0  # time spent starting workers (not charged to the budget)
 
     def _start(self):
+        t0 = time.monotonic()
+        try:
+            self._spawn()
+        finally:
+            self.startup_seconds += time.monotonic() - t0
+
+    def _spawn(self):
         self.conn, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_attempt_worker, args=(child, *self.args), daemon=True)
         self.proc.start()
@@ -183,7 +197,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
     seen: dict[str, str] = {}
 
     def out_of_time():
-        return time.monotonic() - t0 >= budget
+        return time.monotonic() - t0 - runner.startup_seconds >= budget
 
     def attempt(p: Problem, ps: dict) -> str:
         key = describe_case(p, ps)
@@ -265,4 +279,5 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
     finally:
         runner.close()
         res.seconds = time.monotonic() - t0
+        res.startup_seconds = runner.startup_seconds
     return res
