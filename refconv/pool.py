@@ -173,6 +173,8 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
              on_event: Callable[[str, str, object], None] | None = None) -> dict[str, VariantResult]:
     """Run ``jobs`` on ``workers`` processes; returns ``{variant_id: VariantResult}``.
     ``on_event(kind, variant_id, payload)`` gets ``start``/``done``/``result`` events."""
+    if not jobs:
+        return {}
     ctx = mp.get_context("spawn")
     env = worker_env()
     pending = list(jobs)
