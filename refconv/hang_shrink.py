@@ -124,7 +124,8 @@ class _Runner:
     def _spawn(self):
         self.conn, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_attempt_worker, args=(child, *self.args), daemon=True)
-        self.proc.start()
+        from .pool import start_worker
+        start_worker(self.proc)
         child.close()
         if not self.conn.poll(self.start_timeout):
             self.close()

@@ -62,14 +62,32 @@ def worker_env() -> dict:
 IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
 
 
+def start_worker(proc) -> None:
+    """``proc.start()`` with SIGINT ignored meanwhile: the ignored disposition is inherited through
+    ``exec``, so a Ctrl-C in the terminal while the worker is still starting (before
+    :func:`start_own_group` takes it out of the terminal's process group) cannot make it print a
+    traceback.  A Ctrl-C in the parent during the few milliseconds of the start is lost."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
+        proc.start()
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc.start()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def start_own_group() -> None:
     """Make the calling worker the leader of a new session and process group (pgid == pid), so that
     :func:`kill_worker` can kill it together with every process it started, and so that a Ctrl-C
-    in the terminal (sent to the foreground process group) reaches only the parent."""
+    in the terminal (sent to the foreground process group) reaches only the parent.  Then restore
+    Python's SIGINT handler, ignored while the worker started (:func:`start_worker`)."""
     try:
         os.setsid()
     except OSError:  # already a group leader
         pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def kill_worker(proc) -> None:
@@ -153,7 +171,7 @@ class _Slot:
     def __init__(self, ctx, backend_options, env):
         self.parent, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker, args=(child, backend_options, env), daemon=True)
-        self.proc.start()
+        start_worker(self.proc)
         child.close()
         self.job: Job | None = None
         self.case: str | None = None

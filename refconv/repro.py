@@ -165,11 +165,11 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
     from the worker's start-up being done) or ``("crash", message, None)`` when the worker died."""
     import multiprocessing as mp
 
-    from .pool import crash_reason, kill_worker, worker_env
+    from .pool import crash_reason, kill_worker, start_worker, worker_env
     ctx = mp.get_context("spawn")
     conn, child = ctx.Pipe()
     proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params), daemon=True)
-    proc.start()
+    start_worker(proc)
     child.close()
     note = None
     try:

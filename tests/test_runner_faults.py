@@ -128,6 +128,50 @@ def test_ctrl_c_stops_check_in_one_line_with_status_130_and_kills_the_workers(fa
         kill_pids(processes_with_arg(marker))
 
 
+def _children(pid: int, needle: bytes) -> list[int]:
+    out = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{d}/status") as f:
+                ppid = int(next(line for line in f if line.startswith("PPid:")).split()[1])
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read()
+        except (OSError, StopIteration):
+            continue
+        if ppid == pid and needle in cmd:
+            out.append(int(d))
+    return out
+
+
+def test_ctrl_c_while_a_worker_starts_reaches_only_refconv(faults_env, tmp_path):
+    # a sitecustomize makes every worker spend 10 s in its interpreter start-up, before it can leave
+    # the terminal's process group; a Ctrl-C to the group then must not reach it
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import time\nif b'spawn_main' in open('/proc/self/cmdline', 'rb').read():\n    time.sleep(10)\n")
+    env = {**faults_env, "PYTHONPATH": os.pathsep.join([str(site), faults_env["PYTHONPATH"]])}
+    p = subprocess.Popen([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant", "correct_a",
+                          "--examples", "2", "--quiet"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not _children(p.pid, b"spawn_main") and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.1)
+        (worker,) = _children(p.pid, b"spawn_main")
+        time.sleep(1)
+        assert os.getpgid(worker) == p.pid  # still starting: in refconv's process group
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130, out + err
+        assert "KeyboardInterrupt" not in out + err and "Traceback" not in out + err, err
+        assert err.strip() == "refconv: interrupted", err
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 def test_worker_start_up_is_not_counted_against_the_example_time_limit(faults_env, tmp_path):
     # the plugin sleeps 4 s when imported (as a heavy GPU runtime might): in the worker that is start-up,
     # and a 2 s per-example limit must not call it a hang
