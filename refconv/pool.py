@@ -209,13 +209,13 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
         else:
             slot.job = None
 
-    def give_up(i, s, why):
+    def give_up(i, s, why, **extra):
         vid = s.job.variant_id
         r = VariantResult(vid, "error", examples=s.examples, reason=why,
                           seconds=time.monotonic() - s.job_started,
                           failure={"status": "error", "descriptor": (s.case or "").split(" @ ")[0],
                                    "case": s.case, "message": why,
-                                   "slowest_example_s": round(s.slowest, 3)})
+                                   "slowest_example_s": round(s.slowest, 3), **extra})
         results[vid] = r
         emit("result", vid, r)
         s.kill()
@@ -261,7 +261,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                     continue
                 if s.eof or (not s.proc.is_alive() and not s.parent.poll()):
                     s.proc.join(5)  # the pipe closes as the process exits: collect its exit status
-                    give_up(i, s, crash_reason(s.proc.exitcode, s.note))
+                    give_up(i, s, crash_reason(s.proc.exitcode, s.note), exitcode=s.proc.exitcode)
                     continue
                 limit = timeout if s.running else max(timeout, IDLE_LIMIT)
                 if time.monotonic() - s.since > limit:

@@ -120,6 +120,7 @@ def check_params(variant: Variant, params: dict, what: str = "--params") -> None
     ``ValueError`` naming ``what``, the parameter and the accepted values otherwise."""
     declared = {p.name: p for p in variant.params}
     for k, val in params.items():
+        val = tuple(val) if isinstance(val, list) else val  # JSON turns a tuple value into a list
         if k not in declared:
             raise ValueError(f"{what}: {variant.id} has no launch parameter {k!r}; accepted: "
                              f"{', '.join(declared) or 'none (the variant takes no parameters)'}")

@@ -46,6 +46,8 @@ def test_worker_crash_is_reported_at_once_as_a_crash_with_its_signal_or_exit_sta
         r = results[vid]
         assert r["status"] == "error" and r["reason"].startswith(reason), (vid, r["reason"])
         assert "hang" not in r["reason"], r["reason"]
+        assert r["failure"]["exitcode"] == {"crash_segfault": -11, "crash_abort": -6,
+                                            "crash_keyboard_interrupt": 130}.get(vid.split("/")[2], 3)
         assert r["seconds"] < TIMEOUT / 2, (vid, r["seconds"])  # not after the time limit
     assert "Traceback" not in p.stdout + p.stderr and "@seed" not in p.stdout + p.stderr, p.stdout + p.stderr
 
@@ -273,6 +275,9 @@ def test_repro_params_must_be_declared_by_the_variant():
     v = Variant(op="matvec", backend="t", name="v", run=lambda problem, unroll=4: None,
                 params=(Param("unroll", (2, 4), 4),))
     check_params(v, {"unroll": 2})
+    w = Variant(op="matvec", backend="t", name="w", run=lambda problem, tile=(8, 8): None,
+                params=(Param("tile", ((8, 8), (16, 4)), (8, 8)),))
+    check_params(w, {"tile": [16, 4]})  # as read back from a reproducer's JSON
     with pytest.raises(ValueError, match=r"--params: matvec/t/v has no launch parameter 'bx'; accepted: unroll"):
         check_params(v, {"bx": 8})
     with pytest.raises(ValueError, match=r"--params: unroll=3 not accepted by matvec/t/v; accepted: 2, 4"):
