@@ -419,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible run")
     p.add_argument("--timeout", type=float, help="seconds one example may run before it counts as a hang")
     p.add_argument("--hang-shrink", type=float, metavar="SECONDS",
-                   help="time allowed to shrink each hanging case from outside the worker "
+                   help="time allowed to shrink each hanging or crashing case from outside the worker "
                         "(default: 4 × the timeout; 0 keeps the case as found)")
     p.add_argument("--jobs", "-j", type=int, default=0, help="worker processes (default: number of CPUs)")
     p.add_argument("--database", help="Hypothesis example database: a directory, redis://..., or none "

@@ -18,21 +18,23 @@ Each candidate runs once (:func:`refconv.checking.check_example`) in a worker pr
 time limit.  A candidate *hangs* when it is still running at the limit; one that returns, fails
 or raises does not, and is rejected.  The limit counts only the candidate itself: the worker
 first imports everything and computes the spec's result for the original case (a warm-up), says
-``ready``, and acknowledges each candidate before running it; start-up gets its own generous
-limit, so a loaded machine cannot make a slow start look like a hang.  Passes over all dims, fills and parameters repeat until a
-whole pass changes nothing or the time budget is spent.  A candidate is proposed only inside the
-variant's declared support (:func:`refconv.strategies.outside_support`).
+``ready``, and acknowledges each candidate before running it; start-up has its own generous
+limit (``start_timeout``), so a loaded machine cannot make a slow start look like a hang.
+Passes over all dims, fills and parameters repeat until a whole pass changes nothing or the
+time budget is spent.  A candidate is proposed only inside the variant's declared support
+(:func:`refconv.strategies.outside_support`).
 
 The limit per candidate is ``min(timeout, max(10 s, 10 × the slowest example that returned in
-the check))``.  The ``budget`` counts the candidates' own time, not the starting of workers
+the check))``.  When that is below ``timeout``, a smaller hanging case found is run once more
+with the full ``timeout``; if it returns then, the original case is kept.  The worker process
+is reused while candidates return and replaced after each hang or crash (its runaway threads
+and the processes it started die with it: the worker is killed with its process group).
+
+The ``budget`` counts the candidates' own time, not the starting of workers
 (``startup_seconds``): on a loaded machine a fresh worker may take many seconds to import its
-backends, and one is started after every hang, so counting start-ups would let the load, not the
-search, decide where shrinking stops.  Wall time is therefore at most ``budget`` plus one worker
-start per hanging candidate (at most ``budget / limit + 1`` of them), each bounded by
-``start_timeout``.  When that is below ``timeout``, the final case is run once more with the full
-``timeout``; if it returns then, the original case is kept.  The worker process is reused while
-candidates return and replaced after each hang or crash (its runaway threads and the processes
-it started die with it: the worker is killed with its process group).
+backends, and one is started after every hang, so counting start-ups would let the load, not
+the search, decide where shrinking stops.  Wall time is therefore at most ``budget`` plus one
+worker start per hanging or crashing candidate, each bounded by ``start_timeout``.
 """
 from __future__ import annotations
 
