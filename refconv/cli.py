@@ -342,6 +342,8 @@ def cmd_repro(ns) -> int:
     console.print(f"[bold]{v.id}[/]\ncase: {doc['case']}\nsaved: {doc.get('status')} — {doc.get('message')}")
     sys.stdout.flush()
     kind, r, got = replay_in_worker(doc, params, timeout=ns.timeout, backend_options=bopts)
+    if kind == "invalid":
+        raise ValueError(f"{ns.file}: the saved case cannot be run: {r}")
     problem = saved_problem(doc)
     for name, a in problem.inputs.items():
         if a.size <= 64:

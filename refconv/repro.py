@@ -149,10 +149,16 @@ def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: di
     os.environ.update(env)
     configure_backends(backend_options)
     v = get(doc["variant"])
-    acceptance_for(Problem.parse(doc["descriptor"]))  # warm-up outside the time limit
+    try:  # warm-up outside the time limit
+        acceptance_for(Problem.parse(doc["descriptor"]))
+    except Exception:  # noqa: BLE001 - replay() reports it
+        pass
     conn.send(("ready",))
     try:
         _, _, r, got = replay(doc, v, params)
+    except Exception as e:  # noqa: BLE001 - the case itself is bad (e.g. outside the spec's domain)
+        conn.send(("invalid", f"{type(e).__name__}: {e}"))
+        return
     except (KeyboardInterrupt, SystemExit) as e:
         exit_like(e, conn)
     conn.send(("result", r, np.asarray(got)))
@@ -163,7 +169,8 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
     """:func:`replay` in a worker process (killed with its process group afterwards), so a case that
     hangs or crashes cannot take the caller with it.  Returns ``("result", ExampleResult, got)``,
     ``("hang", message, None)`` when the replay is still running after ``timeout`` seconds (counted
-    from the worker's start-up being done) or ``("crash", message, None)`` when the worker died."""
+    from the worker's start-up being done), ``("crash", message, None)`` when the worker died, or
+    ``("invalid", message, None)`` when the case cannot be run (the spec refuses it)."""
     import multiprocessing as mp
 
     from .pool import crash_reason, kill_worker, start_worker, worker_env
@@ -186,6 +193,8 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
                 break
             if msg[0] == "result":
                 return ("result", msg[1], msg[2])
+            if msg[0] == "invalid":
+                return ("invalid", msg[1], None)
     except (EOFError, OSError):
         proc.join(5)
         return ("crash", crash_reason(proc.exitcode, note), None)

@@ -5,6 +5,7 @@ against the per-example limit; ``refconv repro`` runs the case in a worker under
 validates the file; a ``--seed`` run saves its failures to the example database."""
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -293,6 +294,18 @@ def test_repro_cli_refuses_a_bad_file_with_status_2_and_one_line(faults_env, tmp
     assert len((p.stdout + p.stderr).strip().splitlines()) == 1 and "expected an object" in p.stdout + p.stderr
     p = refconv_cli("repro", str(f), "--params", "bx=8", env=faults_env, cwd=tmp_path, timeout=300)
     assert p.returncode == 2 and "has no launch parameter 'bx'" in p.stdout + p.stderr, p.stdout + p.stderr
+    # a well-formed file whose case the spec refuses (a dtype matvec does not have)
+    g = _write_reproducer(tmp_path / "g.json", "matvec/faults/correct_a", MATVEC)
+    doc = json.loads(g.read_text())
+    for k in ("case", "descriptor"):
+        doc[k] = doc[k].replace("dtype=float64", "dtype=int8")
+    for a in doc["inputs"].values():
+        a["dtype"] = "|i1"
+        a["b64"] = base64.b64encode(bytes(int(np.prod(a["shape"])))).decode()
+    g.write_text(json.dumps(doc))
+    p = refconv_cli("repro", str(g), env=faults_env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 2 and "Traceback" not in p.stdout + p.stderr, p.stdout + p.stderr
+    assert "g.json: the saved case cannot be run: " in p.stdout + p.stderr, p.stdout + p.stderr
 
 
 # ----------------------------------------------------------------------------- --seed and the database
