@@ -134,7 +134,10 @@ def exit_like(e: BaseException, conn=None) -> None:
             conn.send(("crash", f"the variant raised {what}"))
         except Exception:  # noqa: BLE001
             pass
-    code = 130 if isinstance(e, KeyboardInterrupt) else (e.code if isinstance(e.code, int) else 1)
+    if isinstance(e, KeyboardInterrupt):
+        code = 130
+    else:  # Python's own rule for SystemExit: None is 0, an int is itself, anything else is 1
+        code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
     os._exit(code)
 
 
