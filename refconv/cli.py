@@ -297,6 +297,13 @@ def _check(ns) -> int:
     problems = blocking_problems(ns, variants)
     if problems:
         raise UsageError("\n".join(problems))
+    shard_info = None
+    if ns.shard:
+        from . import shard
+        k, n = shard.parse_shard(ns.shard)
+        shard_info = {"k": k, "n": n, "of": len(variants)}
+        variants = shard.select(variants, k, n)
+        console.print(f"shard {k}/{n}: {len(variants)} of {shard_info['of']} selected variants")
     results: dict[str, VariantResult] = {}
     runnable = []
     for v in variants:
@@ -362,8 +369,8 @@ def _check(ns) -> int:
     ordered = [results[v.id] for v in variants] + broken_results(ns)
     render.print_matrix(console, ordered, elapsed, asked=prof.max_examples)
     code = 1 if any(r.status in ("fail", "error") for r in ordered) else 0
-    code = max(code, _write_reports(ns, prof, elapsed, bopts, ordered))
-    if code == 0:
+    code = max(code, _write_reports(ns, prof, elapsed, bopts, ordered, shard_info))
+    if code == 0 and not (shard_info and not variants):   # an empty shard checked nothing, by design
         nothing = _nothing_checked([results[v.id] for v in variants], pre)
         if nothing:
             err_console.print(f"refconv check: {esc(nothing)}")
@@ -371,12 +378,12 @@ def _check(ns) -> int:
     return code
 
 
-def _write_reports(ns, prof, elapsed, bopts, ordered) -> int:
+def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None) -> int:
     """Write ``--json`` and ``--junit`` (atomically); one that cannot be written (the disk
     filled during the run ...) is reported on stderr and does not stop the other: returns 2 then."""
     from .report import write_json
     code = 0
-    for flag, path, write in (("--json", ns.json, lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered)),
+    for flag, path, write in (("--json", ns.json, lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered, shard=shard_info)),
                               ("--junit", ns.junit, lambda: write_junit(ns.junit, ordered, elapsed))):
         if not path:
             continue
@@ -389,24 +396,25 @@ def _write_reports(ns, prof, elapsed, bopts, ordered) -> int:
 
 
 def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
-    """Shrink each hanging case (see refconv.hang_shrink) and put the smaller case in its result."""
-    from .hang_shrink import shrink_hang
+    """Shrink each hanging or crashing case (see refconv.hang_shrink) and put the smaller case in its result."""
+    from .hang_shrink import CRASH, HANG, shrink_hang
     from .problem import Problem
     from .strategies import parse_params
     for r in results.values():
         f = r.failure or {}
-        if not (r.status == "error" and r.reason.startswith("hang") and f.get("case")):
+        if not (r.status == "error" and r.reason.startswith(("hang", "crash")) and f.get("case")):
             continue
+        target = CRASH if r.reason.startswith("crash") else HANG
         desc, _, ps = f["case"].partition(" @ ")
         v = registry.get(r.variant)
-        with console.status(f"shrinking the hang of {esc(r.variant)}") as st:
-            def on_attempt(n, case, outcome, _st=st, _v=r.variant):
+        with console.status(f"shrinking the {target} of {esc(r.variant)}") as st:
+            def on_attempt(n, case, outcome, _st=st, _v=r.variant, _t=target):
                 if not quiet:
-                    _st.update(f"shrinking the hang of {esc(_v)}: attempt {n} ({esc(outcome)}) {esc(case)}")
+                    _st.update(f"shrinking the {_t} of {esc(_v)}: attempt {n} ({esc(outcome)}) {esc(case)}")
             try:
                 s = shrink_hang(v, Problem.parse(desc), parse_params(ps), timeout=timeout, budget=budget,
                                 backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
-                                on_attempt=on_attempt)
+                                on_attempt=on_attempt, target=target)
             except Exception as e:  # the hang stays reported as found
                 r.reason = f"{r.reason}; not shrunk ({type(e).__name__}: {e})"
                 continue
@@ -417,10 +425,10 @@ def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
                      params=s.params)
             r.reason = f"{r.reason}; shrunk to {s.case} ({how})"
         else:
-            r.reason = f"{r.reason}; no smaller case hangs ({how})"
+            r.reason = f"{r.reason}; no smaller case {'hangs' if target == HANG else 'crashes'} ({how})"
         f["shrink"] = {"attempts": s.attempts, "seconds": round(s.seconds, 2), "complete": s.complete,
-                       "confirmed": s.confirmed}
-        console.print(f"[magenta]hang[/] {esc(r.variant)}: {esc(r.reason)}", soft_wrap=True)
+                       "confirmed": s.confirmed, "startup_seconds": round(s.startup_seconds, 2)}
+        console.print(f"[magenta]{target}[/] {esc(r.variant)}: {esc(r.reason)}", soft_wrap=True)
 
 
 def _save_hang_reproducers(results, failures_dir, profile):
@@ -440,8 +448,10 @@ def _save_hang_reproducers(results, failures_dir, profile):
                 p = Problem.parse(desc)
                 er = ExampleResult("error", desc, parse_params(ps), message=r.reason)
                 r.reproducer = str(save_reproducer(failures_dir, v, p, parse_params(ps), er, profile))
-            except Exception as e:  # the hang stays reported, with its case; say why there is no file
+            except Exception as e:  # the error stays reported, with its case; say why there is no file
                 r.reproducer_error = f"{failures_dir}: {type(e).__name__}: {e}"
+                print(f"refconv: warning: could not save the reproducer of {r.variant} in {failures_dir}: "
+                      f"{type(e).__name__}: {e}", file=sys.stderr)
 
 
 def _print_matrix(ordered, elapsed, asked=None):
@@ -452,24 +462,38 @@ def _print_matrix(ordered, elapsed, asked=None):
 # ----------------------------------------------------------------------------- repro
 
 def cmd_repro(ns) -> int:
+    import math
+
     import numpy as np
-    from .repro import diff_rows, load_reproducer, replay
+    from .repro import check_params, diff_rows, load_reproducer, replay_in_worker, saved_problem
     from .strategies import parse_params
-    configure(ns)
+    bopts = configure(ns)
+    if not (ns.timeout > 0 and math.isfinite(ns.timeout)):
+        raise ValueError(f"--timeout must be a finite number of seconds > 0, got {ns.timeout}")
     doc = load_reproducer(ns.file)
     v = registry.get(doc["variant"])
     why = availability(v)
     if why:
         console.print(f"[yellow]{esc(v.id)} is not available here: {esc(why)}[/]")
         return 2
+    check_params(v, doc["params"], what=f"{ns.file}: saved params")
     params = parse_params(ns.params) if ns.params else None
-    console.print(f"[bold]{esc(v.id)}[/]\ncase: {esc(doc['case'])}\nsaved: {esc(doc['status'])} — {esc(doc['message'])}")
-    problem, params, r, got = replay(doc, v, params)
+    if params is not None:
+        check_params(v, params)
+    console.print(f"[bold]{esc(v.id)}[/]\ncase: {esc(doc['case'])}\nsaved: {esc(doc.get('status'))} — {esc(doc.get('message'))}")
+    sys.stdout.flush()
+    kind, r, got = replay_in_worker(doc, params, timeout=ns.timeout, backend_options=bopts)
+    if kind == "invalid":
+        raise ValueError(f"{ns.file}: the saved case cannot be run: {r}")
+    problem = saved_problem(doc)
     for name, a in problem.inputs.items():
         if a.size <= 64:
             console.print(esc(f"{name} {a.dtype}{list(a.shape)} =\n{np.array2string(a, threshold=64)}"))
         else:
             console.print(esc(f"{name} {a.dtype}{list(a.shape)}"))
+    if kind != "result":  # hang or crash: r is the reason
+        console.print(f"now: [{STYLE['error']}]error[/] {esc(r)}")
+        return 1
     col = STYLE.get(r.status, "")
     console.print(f"now: [{col}]{r.status}[/] {esc(r.message)}")
     for f in r.findings[:20]:
@@ -484,6 +508,25 @@ def cmd_repro(ns) -> int:
                       esc(repr(e.item() if hasattr(e, "item") else e)))
         console.print(t)
     return 0 if r.status == "pass" else 1
+
+
+# ----------------------------------------------------------------------------- merge
+
+def cmd_merge(ns) -> int:
+    """Join shard reports (refconv.merge) into one matrix, JSON and JUnit file; exit as one run."""
+    import dataclasses
+
+    from .merge import exit_status, load_report, merge_reports
+    from .runner import VariantResult
+    doc = merge_reports([load_report(f) for f in ns.reports], names=list(ns.reports))
+    fields = {f.name for f in dataclasses.fields(VariantResult)}
+    ordered = [VariantResult(**{k: v for k, v in r.items() if k in fields}) for r in doc["results"]]
+    _print_matrix(ordered, doc["seconds"])
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(doc, indent=1, default=str))
+    if ns.junit:
+        write_junit(ns.junit, ordered, doc["seconds"])
+    return exit_status(ordered)
 
 
 # ----------------------------------------------------------------------------- specs
@@ -522,7 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_seconds("--timeout", zero_ok=False),
                    help="seconds one example may run before it counts as a hang")
     p.add_argument("--hang-shrink", type=_seconds("--hang-shrink", zero_ok=True), metavar="SECONDS",
-                   help="time allowed to shrink each hanging case from outside the worker "
+                   help="time allowed to shrink each hanging or crashing case from outside the worker "
                         "(default: 4 × the timeout; 0 keeps the case as found)")
     p.add_argument("--jobs", "-j", type=_count("--jobs", 0), default=0,
                    help="worker processes (default 0: the number of CPUs); never more than the variants to check")
@@ -534,10 +577,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write a JSON report to this file")
     p.add_argument("--junit", help="write a JUnit XML report to this file")
     p.add_argument("--quiet", "-q", action="store_true", help="no live progress bar")
+    p.add_argument("--shard", metavar="K/N", help="check only shard K of N of the selected variants (a stable "
+                                                  "split by a hash of the variant id; join with refconv merge)")
     p = sub.add_parser("repro", help="replay a saved reproducer file and print the diff")
     p.add_argument("file")
     p.add_argument("--params", help="override launch params, e.g. 'bx=8 by=4'")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds the replay may run before it counts as a hang (default 60)")
     _add_backend_options(p)
+    p = sub.add_parser("merge", help="join the JSON reports of refconv check --shard runs into one report")
+    p.add_argument("reports", nargs="+", metavar="REPORT.json")
+    p.add_argument("--json", help="write the merged JSON report to this file")
+    p.add_argument("--junit", help="write the merged JUnit XML report to this file")
     sub.add_parser("specs", help="list the reference specs")
     try:
         from .bench import add_parser as add_bench
@@ -553,7 +604,8 @@ def main(argv=None) -> int:
     if ns.cmd is None:
         ap.print_help()
         return 0
-    handler = {"list": cmd_list, "check": cmd_check, "repro": cmd_repro, "specs": cmd_specs}.get(ns.cmd)
+    handler = {"list": cmd_list, "check": cmd_check, "repro": cmd_repro, "specs": cmd_specs,
+               "merge": cmd_merge}.get(ns.cmd)
     if handler is None:
         from .bench import cmd_bench
         handler = cmd_bench
@@ -566,6 +618,21 @@ def main(argv=None) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else e
         err_console.print(f"[red]refconv {ns.cmd}: {esc(msg)}[/]")
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the workers are already killed (refconv.pool); one line, status 130
+        return interrupted()
+
+
+def interrupted() -> int:
+    """Report a Ctrl-C in one line on stderr and give the exit status 130 (128 + SIGINT).  A second
+    Ctrl-C while this is printed is ignored."""
+    import signal
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sys.stdout.flush()
+        print("refconv: interrupted", file=sys.stderr, flush=True)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

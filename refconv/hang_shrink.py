@@ -1,4 +1,4 @@
-"""Shrinking a hang from outside the process that hangs.
+"""Shrinking a hang, or a crash, from outside the process that hangs or dies.
 
 Hypothesis shrinks a case by running smaller ones in the same process, which is impossible once
 an example never returns: the worker is killed by the parent (:mod:`refconv.pool`) and only the
@@ -10,16 +10,31 @@ hanging case is known.  :func:`shrink_hang` shrinks it greedily, from outside:
 * each input fill is set to ``zero.0``;
 * each launch parameter is set to its default.
 
+The same search shrinks a *crash* (the worker died: a signal, ``os._exit``, or ``SystemExit`` /
+``KeyboardInterrupt`` raised by the variant, see :mod:`refconv.pool`) with ``target=CRASH``: a
+candidate is kept when its worker dies, whatever the signal or exit status.
+
 Each candidate runs once (:func:`refconv.checking.check_example`) in a worker process under a
 time limit.  A candidate *hangs* when it is still running at the limit; one that returns, fails
-or raises does not, and is rejected.  Passes over all dims, fills and parameters repeat until a
-whole pass changes nothing or the time budget is spent.  A candidate is proposed only inside the
-variant's declared support (:func:`refconv.strategies.outside_support`).
+or raises does not, and is rejected.  The limit counts only the candidate itself: the worker
+first imports everything and computes the spec's result for the original case (a warm-up), says
+``ready``, and acknowledges each candidate before running it; start-up has its own generous
+limit (``start_timeout``), so a loaded machine cannot make a slow start look like a hang.
+Passes over all dims, fills and parameters repeat until a whole pass changes nothing or the
+time budget is spent.  A candidate is proposed only inside the variant's declared support
+(:func:`refconv.strategies.outside_support`).
 
 The limit per candidate is ``min(timeout, max(10 s, 10 × the slowest example that returned in
-the check))``.  When that is below ``timeout``, the final case is run once more with the full
-``timeout``; if it returns then, the original case is kept.  The worker process is reused while
-candidates return and replaced after each hang (its runaway threads die with it).
+the check))``.  When that is below ``timeout``, a smaller hanging case found is run once more
+with the full ``timeout``; if it returns then, the original case is kept.  The worker process
+is reused while candidates return and replaced after each hang or crash (its runaway threads
+and the processes it started die with it: the worker is killed with its process group).
+
+The ``budget`` counts the candidates' own time, not the starting of workers
+(``startup_seconds``): on a loaded machine a fresh worker may take many seconds to import its
+backends, and one is started after every hang, so counting start-ups would let the load, not
+the search, decide where shrinking stops.  Wall time is therefore at most ``budget`` plus one
+worker start per hanging or crashing candidate, each bounded by ``start_timeout``.
 """
 from __future__ import annotations
 
@@ -33,7 +48,7 @@ from .problem import Problem
 from .strategies import describe_case, domain, outside_support
 from .variant import Range, Variant
 
-HANG, RETURNED = "hang", "returned"
+HANG, RETURNED, CRASH = "hang", "returned", "crash"
 
 
 @dataclass
@@ -48,6 +63,7 @@ class ShrinkResult:
     seconds: float = 0.0
     complete: bool = True
     confirmed: bool = True
+    startup_seconds: float = 0.0
     log: list = field(default_factory=list)
 
     @property
@@ -55,19 +71,27 @@ class ShrinkResult:
         return describe_case(self.problem, self.params)
 
 
-def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str) -> None:
+def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None) -> None:
+    from .pool import exit_like, start_own_group
+    start_own_group()
     os.environ.update(env)
-    from .checking import InvalidProblem, check_example
+    from .checking import InvalidProblem, acceptance_for, check_example
     from .pool import configure_backends
     from .registry import get
     configure_backends(backend_options)
     v = get(variant_id)
+    if warm_case:  # import and run the spec's code path once, outside any candidate's time limit
+        try:
+            acceptance_for(Problem.parse(warm_case))
+        except Exception:  # noqa: BLE001 - only a warm-up
+            pass
     conn.send(("ready",))
     while True:
         msg = conn.recv()
         if msg is None:
             return
         desc, params = msg
+        conn.send(("started",))
         try:
             r = check_example(v, Problem.parse(desc), params)
             conn.send((RETURNED, r.status))
@@ -75,22 +99,35 @@ def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str) -> 
             conn.send(("invalid", str(e)))
         except Exception as e:  # noqa: BLE001 - any return is "not a hang"
             conn.send((RETURNED, f"raised {type(e).__name__}"))
+        except (KeyboardInterrupt, SystemExit) as e:  # raised by the variant: its worker dies, a crash
+            exit_like(e)
 
 
 class _Runner:
-    """One worker process at a time; replaced after a hang."""
+    """One worker process at a time; replaced after a hang or a crash.  ``last_crash``: the exit
+    description (``signal 11 SIGSEGV``) of the last candidate that crashed."""
 
-    def __init__(self, variant_id, backend_options, env, start_timeout=300.0):
+    def __init__(self, variant_id, backend_options, env, start_timeout=300.0, warm_case=None):
         self.variant_id = variant_id
-        self.args = (backend_options, env, variant_id)
+        self.args = (backend_options, env, variant_id, warm_case)
         self.start_timeout = start_timeout
         self.ctx = mp.get_context("spawn")
         self.proc = self.conn = None
+        self.last_crash: str | None = None
+        self.startup_seconds = 0.0  # time spent starting workers (not charged to the budget)
 
     def _start(self):
+        t0 = time.monotonic()
+        try:
+            self._spawn()
+        finally:
+            self.startup_seconds += time.monotonic() - t0
+
+    def _spawn(self):
         self.conn, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_attempt_worker, args=(child, *self.args), daemon=True)
-        self.proc.start()
+        from .pool import start_worker
+        start_worker(self.proc)
         child.close()
         if not self.conn.poll(self.start_timeout):
             self.close()
@@ -98,30 +135,39 @@ class _Runner:
         try:
             self.conn.recv()
         except EOFError:
+            self.proc.join(5)
             code = self.proc.exitcode
             self.close()
             raise RuntimeError(f"hang shrink: the worker for {self.variant_id} died while starting (exit code {code})")
 
+    def _died(self) -> str:
+        from .pool import describe_exit
+        self.proc.join(5)
+        self.last_crash = describe_exit(self.proc.exitcode)
+        self.close()
+        return CRASH
+
     def run(self, problem: Problem, params: dict, limit: float) -> str:
+        """Run one candidate: ``HANG`` (still running after ``limit`` seconds, counted from the worker's
+        acknowledgement), ``CRASH`` (the worker died), ``RETURNED`` or ``"invalid"``."""
         if self.proc is None or not self.proc.is_alive():
             self._start()
-        self.conn.send((problem.descriptor(), params))
-        if self.conn.poll(limit):
-            try:
-                return self.conn.recv()[0]
-            except EOFError:  # the worker died: not a hang
+        try:
+            self.conn.send((problem.descriptor(), params))
+            if not self.conn.poll(self.start_timeout):  # the acknowledgement: the candidate starts now
                 self.close()
-                return RETURNED
+                return HANG
+            self.conn.recv()
+            if self.conn.poll(limit):
+                return self.conn.recv()[0]
+        except (EOFError, OSError):  # the worker died: a crash
+            return self._died()
         self.close()
         return HANG
 
     def close(self):
-        if self.proc is not None:
-            try:
-                self.proc.kill()
-                self.proc.join(5)
-            except Exception:  # noqa: BLE001
-                pass
+        from .pool import kill_worker
+        kill_worker(self.proc)
         self.proc = self.conn = None
 
 
@@ -133,8 +179,9 @@ def _ladder(lo: int, cur: int) -> list[int]:
 
 def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: float, budget: float,
                 backend_options: dict, slowest_example: float = 0.0, env: dict | None = None,
-                on_attempt: Callable[[int, str, str], None] | None = None) -> ShrinkResult:
-    """Shrink the hanging case ``(problem, params)`` of ``variant`` (see the module docstring).
+                on_attempt: Callable[[int, str, str], None] | None = None, target: str = HANG) -> ShrinkResult:
+    """Shrink the hanging (``target=HANG``) or crashing (``target=CRASH``) case ``(problem, params)``
+    of ``variant`` (see the module docstring).
 
     ``budget``: seconds the search may take (a candidate already running is let finish);
     ``on_attempt(n, case, outcome)`` is called after each candidate (progress)."""
@@ -142,15 +189,18 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         raise ValueError(f"budget must be > 0 seconds, got {budget}")
     if timeout <= 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+    if target not in (HANG, CRASH):
+        raise ValueError(f"target must be {HANG!r} or {CRASH!r}, got {target!r}")
     from .pool import worker_env
     limit = min(timeout, max(10.0, 10.0 * slowest_example))
-    runner = _Runner(variant.id, backend_options, env if env is not None else worker_env())
+    runner = _Runner(variant.id, backend_options, env if env is not None else worker_env(),
+                     warm_case=problem.descriptor())
     t0 = time.monotonic()
     res = ShrinkResult(problem, dict(params))
     seen: dict[str, str] = {}
 
     def out_of_time():
-        return time.monotonic() - t0 >= budget
+        return time.monotonic() - t0 - runner.startup_seconds >= budget
 
     def attempt(p: Problem, ps: dict) -> str:
         key = describe_case(p, ps)
@@ -180,7 +230,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
             if out_of_time():
                 break
             o = attempt(with_dim(res.problem, k, x), res.params)
-            if o == HANG:
+            if o == target:
                 res.problem, cur = with_dim(res.problem, k, x), x
                 break
             if o == RETURNED:
@@ -188,7 +238,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         while best_returned is not None and cur - best_returned > 1 and not out_of_time():
             mid = (best_returned + cur) // 2
             o = attempt(with_dim(res.problem, k, mid), res.params)
-            if o == HANG:
+            if o == target:
                 res.problem, cur = with_dim(res.problem, k, mid), mid
             elif o == RETURNED:
                 best_returned = mid
@@ -200,7 +250,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         if res.problem.fills[name] == "zero.0":
             return False
         cand = replace(res.problem, fills={**res.problem.fills, name: "zero.0"})
-        if attempt(cand, res.params) == HANG:
+        if attempt(cand, res.params) == target:
             res.problem = cand
             return True
         return False
@@ -209,7 +259,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         if res.params.get(name) == default:
             return False
         ps = {**res.params, name: default}
-        if attempt(res.problem, ps) == HANG:
+        if attempt(res.problem, ps) == target:
             res.params = ps
             return True
         return False
@@ -225,11 +275,12 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
             for p in variant.params:
                 changed |= not out_of_time() and default_param(p.name, p.default)
         res.complete = not out_of_time()
-        if limit < timeout and (res.problem != problem or res.params != params):
+        if target == HANG and limit < timeout and (res.problem != problem or res.params != params):
             res.confirmed = runner.run(res.problem, res.params, timeout) == HANG
             if not res.confirmed:
                 res.problem, res.params = problem, dict(params)
     finally:
         runner.close()
         res.seconds = time.monotonic() - t0
+        res.startup_seconds = runner.startup_seconds
     return res

@@ -7,11 +7,28 @@ each receives the backend options and configures its backends before checking.  
 ``start``/``done`` events for every example; the parent kills a worker whose current example has
 run longer than ``timeout`` seconds, records the hang with the example's one-line case, and
 starts a fresh worker for the remaining variants.
+
+Rules the parent applies (see :func:`run_jobs`):
+
+* **Time limit.**  Only an example counts against ``timeout``: the clock starts at the worker's
+  ``start`` event and stops at ``done``.  Worker start-up (spawning Python, importing the backends)
+  and Hypothesis's own work between examples get ``max(timeout, IDLE_LIMIT)``, so a loaded machine
+  does not turn a slow start into a hang.
+* **Crash.**  A worker that dies (its pipe reaches EOF, or the process is gone) while a variant is
+  being checked is reported at once as ``crash: worker died (signal 11 SIGSEGV)`` or
+  ``crash: worker died (exit 3)``, with the case that was running.  A variant that raises
+  ``KeyboardInterrupt`` or ``SystemExit`` ends its worker the same way (:func:`exit_like`).
+* **Process group.**  Every worker starts its own session (:func:`start_own_group`); killing a
+  worker kills its whole process group (:func:`kill_worker`), so processes a variant started die
+  with it.
+* **Interrupt.**  If the parent is interrupted (Ctrl-C), every worker is killed before the
+  exception propagates.
 """
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -42,12 +59,96 @@ def worker_env() -> dict:
     return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
 
 
+IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
+
+
+def start_worker(proc) -> None:
+    """``proc.start()`` with SIGINT ignored meanwhile: the ignored disposition is inherited through
+    ``exec``, so a Ctrl-C in the terminal while the worker is still starting (before
+    :func:`start_own_group` takes it out of the terminal's process group) cannot make it print a
+    traceback.  A Ctrl-C in the parent during the few milliseconds of the start is lost."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
+        proc.start()
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc.start()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def start_own_group() -> None:
+    """Make the calling worker the leader of a new session and process group (pgid == pid), so that
+    :func:`kill_worker` can kill it together with every process it started, and so that a Ctrl-C
+    in the terminal (sent to the foreground process group) reaches only the parent.  Then restore
+    Python's SIGINT handler, ignored while the worker started (:func:`start_worker`)."""
+    try:
+        os.setsid()
+    except OSError:  # already a group leader
+        pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def kill_worker(proc) -> None:
+    """SIGKILL ``proc``'s process group (the worker and whatever it started), then ``proc``."""
+    if proc is None:
+        return
+    pid = proc.pid
+    if pid is not None:
+        try:  # no such group until the worker has called start_own_group(); it outlives a reaped worker
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        proc.kill()
+        proc.join(5)
+    except Exception:  # noqa: BLE001 - already gone
+        pass
+
+
+def describe_exit(code: int | None) -> str:
+    """``signal 11 SIGSEGV`` for a negative multiprocessing exit code, ``exit 3`` otherwise."""
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            return f"signal {-code} {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit {code}"
+
+
+def crash_reason(code: int | None, note: str | None = None) -> str:
+    """The one-line reason of a crashed worker: ``crash: worker died (signal 11 SIGSEGV)``."""
+    return f"crash: worker died ({describe_exit(code)})" + (f"; {note}" if note else "")
+
+
+def exit_like(e: BaseException, conn=None) -> None:
+    """End the worker after a variant raised ``KeyboardInterrupt`` or ``SystemExit``: tell the parent
+    what was raised (over ``conn``), then exit at once with ``SystemExit``'s code (130 for
+    ``KeyboardInterrupt``), as a crash, without Python's traceback and clean-up."""
+    what = f"{type(e).__name__}({e.code!r})" if isinstance(e, SystemExit) else type(e).__name__
+    if conn is not None:
+        try:
+            conn.send(("crash", f"the variant raised {what}"))
+        except Exception:  # noqa: BLE001
+            pass
+    if isinstance(e, KeyboardInterrupt):
+        code = 130
+    else:  # Python's own rule for SystemExit: None is 0, an int is itself, anything else is 1
+        code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
+    os._exit(code)
+
+
 def _worker(conn, backend_options: dict, env: dict) -> None:
+    start_own_group()
     os.environ.update(env)
     configure_backends(backend_options)
     from .profiles import get_profile
     from .registry import get
     from .runner import check_variant
+    conn.send(("ready",))
     while True:
         job = conn.recv()
         if job is None:
@@ -64,6 +165,8 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
                                 on_example=on_example)
         except Exception as e:  # a broken variant declaration must not kill the run
             res = VariantResult(job.variant_id, "error", reason=f"{type(e).__name__}: {e}")
+        except (KeyboardInterrupt, SystemExit) as e:  # raised by the variant: a crash of its worker
+            exit_like(e, conn)
         conn.send(("result", job.variant_id, res))
 
 
@@ -71,26 +174,28 @@ class _Slot:
     def __init__(self, ctx, backend_options, env):
         self.parent, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker, args=(child, backend_options, env), daemon=True)
-        self.proc.start()
+        start_worker(self.proc)
         child.close()
         self.job: Job | None = None
         self.case: str | None = None
         self.since = time.monotonic()
+        self.job_started = self.since
+        self.running = False       # an example is running (the per-example limit applies)
+        self.eof = False           # the worker's end of the pipe is closed: it died
+        self.note: str | None = None  # what the worker said before dying
         self.examples = 0
         self.slowest = 0.0  # seconds of the slowest example that returned (scales a hang shrink's limit)
 
     def kill(self):
-        try:
-            self.proc.kill()
-            self.proc.join(5)
-        except Exception:
-            pass
+        kill_worker(self.proc)
 
 
 def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: dict,
              on_event: Callable[[str, str, object], None] | None = None) -> dict[str, VariantResult]:
     """Run ``jobs`` on ``workers`` processes; returns ``{variant_id: VariantResult}``.
     ``on_event(kind, variant_id, payload)`` gets ``start``/``done``/``result`` events."""
+    if not jobs:
+        return {}
     ctx = mp.get_context("spawn")
     env = worker_env()
     pending = list(jobs)
@@ -102,9 +207,23 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
         if pending:
             slot.job = pending.pop(0)
             slot.case, slot.since, slot.examples, slot.slowest = None, time.monotonic(), 0, 0.0
+            slot.job_started, slot.running = slot.since, False
             slot.parent.send(slot.job)
         else:
             slot.job = None
+
+    def give_up(i, s, why, **extra):
+        vid = s.job.variant_id
+        r = VariantResult(vid, "error", examples=s.examples, reason=why,
+                          seconds=time.monotonic() - s.job_started,
+                          failure={"status": "error", "descriptor": (s.case or "").split(" @ ")[0],
+                                   "case": s.case, "message": why,
+                                   "slowest_example_s": round(s.slowest, 3), **extra})
+        results[vid] = r
+        emit("result", vid, r)
+        s.kill()
+        slots[i] = _Slot(ctx, backend_options, env)
+        feed(slots[i])
 
     try:
         for _ in range(max(1, min(workers, len(jobs)))):
@@ -115,18 +234,26 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
             for i, s in enumerate(slots):
                 if s.job is None:
                     continue
-                while s.parent.poll(0.02):
+                while not s.eof and s.parent.poll(0.02):
                     try:
                         msg = s.parent.recv()
-                    except EOFError:
+                    except (EOFError, OSError):
+                        s.eof = True
                         break
-                    kind, vid = msg[0], msg[1]
+                    kind = msg[0]
+                    if kind == "ready":
+                        s.since = time.monotonic()
+                        continue
+                    if kind == "crash":
+                        s.note = msg[1]
+                        continue
+                    vid = msg[1]
                     if kind == "start":
-                        s.case, s.since = msg[2], time.monotonic()
+                        s.case, s.since, s.running = msg[2], time.monotonic(), True
                     elif kind == "done":
                         s.examples += 1
                         s.slowest = max(s.slowest, time.monotonic() - s.since)
-                        s.since = time.monotonic()
+                        s.since, s.running = time.monotonic(), False
                     elif kind == "result":
                         results[vid] = msg[2]
                         emit("result", vid, msg[2])
@@ -135,21 +262,18 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                     emit(kind, vid, msg[2:])
                 if s.job is None:
                     continue
-                dead = not s.proc.is_alive() and not s.parent.poll()
-                hung = time.monotonic() - s.since > timeout
-                if dead or hung:
-                    vid = s.job.variant_id
-                    why = (f"hang: example ran longer than {timeout:g}s (killed)" if hung else
-                           f"worker process died (exit code {s.proc.exitcode})")
-                    r = VariantResult(vid, "error", examples=s.examples, reason=why,
-                                      failure={"status": "error", "descriptor": (s.case or "").split(" @ ")[0],
-                                               "case": s.case, "message": why,
-                                               "slowest_example_s": round(s.slowest, 3)})
-                    results[vid] = r
-                    emit("result", vid, r)
-                    s.kill()
-                    slots[i] = _Slot(ctx, backend_options, env)
-                    feed(slots[i])
+                if s.eof or (not s.proc.is_alive() and not s.parent.poll()):
+                    s.proc.join(5)  # the pipe closes as the process exits: collect its exit status
+                    give_up(i, s, crash_reason(s.proc.exitcode, s.note), exitcode=s.proc.exitcode)
+                    continue
+                limit = timeout if s.running else max(timeout, IDLE_LIMIT)
+                if time.monotonic() - s.since > limit:
+                    give_up(i, s, f"hang: example ran longer than {timeout:g}s (killed)" if s.running else
+                            f"hang: the worker did nothing for {limit:g}s outside an example (killed)")
+    except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error of refconv itself: no worker survives
+        for s in slots:
+            s.kill()
+        raise
     finally:
         for s in slots:
             try:

@@ -82,8 +82,10 @@ def atomic_write(path: str, text: str) -> None:
         raise
 
 
-def write_json(path: str, profile: str, elapsed: float, backend_options: dict, results) -> None:
+def write_json(path: str, profile: str, elapsed: float, backend_options: dict, results, shard=None,
+               **extra) -> None:
     atomic_write(path, json.dumps({"profile": profile, "seconds": elapsed, "backend_options": backend_options,
+                                   "shard": shard, **extra,
                                    "results": [r.to_dict() for r in results]}, indent=1, default=str))
 
 

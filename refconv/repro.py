@@ -46,27 +46,163 @@ def save_reproducer(directory, variant: Variant, problem: Problem, params: dict,
     return path
 
 
+REQUIRED = {"variant": str, "case": str, "descriptor": str, "params": dict, "inputs": dict}
+
+
 def load_reproducer(path) -> dict:
+    """Read and validate a reproducer file (:func:`validate_reproducer`); ``FileNotFoundError`` or
+    ``ValueError`` with one line naming the file and what is wrong."""
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"reproducer file {str(path)!r} does not exist")
     try:
         doc = json.loads(p.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not a refconv reproducer (invalid JSON: {e})")
-    if doc.get("format") != FORMAT:
-        raise ValueError(f"{path}: format {doc.get('format')!r}, expected {FORMAT!r}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not a refconv reproducer (invalid JSON: {e})") from None
+    validate_reproducer(doc, str(path))
     return doc
+
+
+def validate_reproducer(doc, name: str = "reproducer") -> None:
+    """The rules a reproducer must meet before it is replayed: a JSON object of format
+    :data:`FORMAT`; the keys of :data:`REQUIRED` with their types; a parseable ``descriptor`` equal
+    to the descriptor part of the ``case`` line; exactly the inputs that case needs, each with the
+    dtype and shape the case line implies and as many bytes as that shape holds.  ``ValueError``
+    naming the first rule broken."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"{name}: not a refconv reproducer (a JSON {type(doc).__name__}, expected an object)")
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"{name}: format {doc.get('format')!r}, expected {FORMAT!r}")
+    missing = [k for k in REQUIRED if k not in doc]
+    if missing:
+        raise ValueError(f"{name}: missing key(s) {', '.join(map(repr, missing))}; a reproducer has "
+                         f"{', '.join(map(repr, REQUIRED))}")
+    for k, t in REQUIRED.items():
+        if not isinstance(doc[k], t):
+            raise ValueError(f"{name}: {k!r} is a {type(doc[k]).__name__}, expected a "
+                             f"{'JSON object' if t is dict else 'string'}")
+    case_desc = doc["case"].partition(" @ ")[0].strip()
+    if case_desc != doc["descriptor"]:
+        raise ValueError(f"{name}: the case line {doc['case']!r} does not match the descriptor {doc['descriptor']!r}")
+    try:
+        problem = Problem.parse(doc["descriptor"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{name}: bad descriptor: {e}") from None
+    from .problem import OPDEFS
+    shapes = problem.input_shapes()
+    if set(doc["inputs"]) != set(shapes):
+        raise ValueError(f"{name}: inputs {sorted(doc['inputs'])}; the case line {case_desc!r} needs {sorted(shapes)}")
+    for k, shape in shapes.items():
+        d = doc["inputs"][k]
+        if not isinstance(d, dict) or not {"dtype", "shape", "b64"} <= set(d):
+            raise ValueError(f"{name}: input {k!r} needs 'dtype', 'shape' and 'b64'")
+        want_dt = OPDEFS[problem.op].input_dtype(k, problem.dims)
+        try:
+            dt = np.dtype(d["dtype"])
+        except TypeError:
+            raise ValueError(f"{name}: input {k!r} has dtype {d['dtype']!r}, not a NumPy dtype") from None
+        if dt != want_dt:
+            raise ValueError(f"{name}: input {k!r} has dtype {dt}; the case line {case_desc!r} needs {want_dt}")
+        if list(d["shape"]) != list(shape):
+            raise ValueError(f"{name}: input {k!r} has shape {list(d['shape'])}; the case line {case_desc!r} "
+                             f"needs {list(shape)}")
+        try:
+            nbytes = len(base64.b64decode(d["b64"], validate=True))
+        except (ValueError, TypeError):
+            raise ValueError(f"{name}: input {k!r}: 'b64' is not base64") from None
+        if nbytes != int(np.prod(shape)) * dt.itemsize:
+            raise ValueError(f"{name}: input {k!r} holds {nbytes} bytes; shape {list(shape)} of {dt} needs "
+                             f"{int(np.prod(shape)) * dt.itemsize}")
+
+
+def check_params(variant: Variant, params: dict, what: str = "--params") -> None:
+    """Launch ``params`` must be declared by ``variant`` and take one of the declared values;
+    ``ValueError`` naming ``what``, the parameter and the accepted values otherwise."""
+    declared = {p.name: p for p in variant.params}
+    for k, val in params.items():
+        val = tuple(val) if isinstance(val, list) else val  # JSON turns a tuple value into a list
+        if k not in declared:
+            raise ValueError(f"{what}: {variant.id} has no launch parameter {k!r}; accepted: "
+                             f"{', '.join(declared) or 'none (the variant takes no parameters)'}")
+        if val not in declared[k].values:
+            raise ValueError(f"{what}: {k}={val!r} not accepted by {variant.id}; accepted: "
+                             f"{', '.join(map(str, declared[k].values))}")
+
+
+def saved_problem(doc: dict) -> Problem:
+    """The saved case with its saved input arrays (not regenerated from the fills)."""
+    return Problem.parse(doc["descriptor"]).with_inputs({k: _dec(v) for k, v in doc["inputs"].items()})
 
 
 def replay(doc: dict, variant: Variant, params: dict | None = None):
     """Re-run the saved case; returns ``(problem, params, ExampleResult, got_buffer)``."""
-    problem = Problem.parse(doc["descriptor"]).with_inputs({k: _dec(v) for k, v in doc["inputs"].items()})
+    problem = saved_problem(doc)
     params = dict(doc["params"] if params is None else params)
     kept: dict = {}
     result = check_example(variant, problem, params, keep=kept)
     out = kept.get("out")
     return problem, params, result, (out if isinstance(out, np.ndarray) else None)
+
+
+def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: dict | None) -> None:
+    from .pool import configure_backends, exit_like, start_own_group
+    from .registry import get
+    start_own_group()
+    os.environ.update(env)
+    configure_backends(backend_options)
+    v = get(doc["variant"])
+    try:  # warm-up outside the time limit
+        acceptance_for(Problem.parse(doc["descriptor"]))
+    except Exception:  # noqa: BLE001 - replay() reports it
+        pass
+    conn.send(("ready",))
+    try:
+        _, _, r, got = replay(doc, v, params)
+    except Exception as e:  # noqa: BLE001 - the case itself is bad (e.g. outside the spec's domain)
+        conn.send(("invalid", f"{type(e).__name__}: {e}"))
+        return
+    except (KeyboardInterrupt, SystemExit) as e:
+        exit_like(e, conn)
+    conn.send(("result", r, np.asarray(got)))
+
+
+def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_options: dict,
+                     start_timeout: float = 300.0):
+    """:func:`replay` in a worker process (killed with its process group afterwards), so a case that
+    hangs or crashes cannot take the caller with it.  Returns ``("result", ExampleResult, got)``,
+    ``("hang", message, None)`` when the replay is still running after ``timeout`` seconds (counted
+    from the worker's start-up being done), ``("crash", message, None)`` when the worker died, or
+    ``("invalid", message, None)`` when the case cannot be run (the spec refuses it)."""
+    import multiprocessing as mp
+
+    from .pool import crash_reason, kill_worker, start_worker, worker_env
+    ctx = mp.get_context("spawn")
+    conn, child = ctx.Pipe()
+    proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params), daemon=True)
+    start_worker(proc)
+    child.close()
+    note = None
+    try:
+        for limit, phase in ((start_timeout, "start"), (timeout, "run")):
+            while True:
+                if not conn.poll(limit):
+                    return ("hang", f"hang: example ran longer than {timeout:g}s (killed)" if phase == "run" else
+                            f"hang: the worker did not start in {start_timeout:g}s (killed)", None)
+                msg = conn.recv()
+                if msg[0] == "crash":
+                    note = msg[1]
+                    continue
+                break
+            if msg[0] == "result":
+                return ("result", msg[1], msg[2])
+            if msg[0] == "invalid":
+                return ("invalid", msg[1], None)
+    except (EOFError, OSError):
+        proc.join(5)
+        return ("crash", crash_reason(proc.exitcode, note), None)
+    finally:
+        kill_worker(proc)
+    raise RuntimeError(f"replay worker sent {msg[0]!r}")  # pragma: no cover - protocol error
 
 
 def diff_rows(problem: Problem, variant: Variant, got: np.ndarray, limit: int = 20):

@@ -1,0 +1,82 @@
+"""``refconv merge A.json B.json ...``: join the JSON reports of the shards of one run
+(``refconv check --shard K/N --json ...``) into one report, as if one run had checked them all.
+
+Rules:
+
+* every file is a ``refconv check --json`` report (a JSON object with a ``results`` list);
+* reports that carry a ``shard`` must be the shards ``1..N`` of the same ``N``, each exactly
+  once, and all of the same selection (same ``of``, the number of variants before sharding);
+  a missing or repeated shard is an error, so a CI job that died is never merged into green;
+* a variant may appear in only one report;
+* the merged ``seconds`` is the longest shard's (the wall time of a parallel run);
+  ``work_seconds`` is their sum.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def load_report(path) -> dict:
+    """Read one ``refconv check --json`` report; ``ValueError`` naming the file and what is wrong."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"report {str(path)!r} does not exist or is not a file")
+    try:
+        doc = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"report {str(path)!r}: not JSON ({e})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        raise ValueError(f"report {str(path)!r}: not a refconv check report (expected a JSON object with a "
+                         f"'results' list, as written by refconv check --json)")
+    for i, r in enumerate(doc["results"]):
+        if not isinstance(r, dict) or not isinstance(r.get("variant"), str) or not isinstance(r.get("status"), str):
+            raise ValueError(f"report {str(path)!r}: results[{i}] has no 'variant' and 'status'")
+    return doc
+
+
+def merge_reports(docs: list[dict], names: list[str] | None = None) -> dict:
+    """One report from the shard reports ``docs`` (see the module docstring)."""
+    names = names or [f"report {i + 1}" for i in range(len(docs))]
+    if not docs:
+        raise ValueError("merge: no report given")
+    shards = [d.get("shard") for d in docs]
+    if any(s is not None for s in shards):
+        missing = [nm for nm, s in zip(names, shards) if not isinstance(s, dict)]
+        if missing:
+            raise ValueError(f"merge: {', '.join(missing)} has no shard while the others do (written without --shard)")
+        ns = {s["n"] for s in shards}
+        if len(ns) != 1:
+            raise ValueError(f"merge: the reports are shards of different splits (N = {sorted(ns)})")
+        n = ns.pop()
+        ofs = {s.get("of") for s in shards}
+        if len(ofs) != 1:
+            raise ValueError(f"merge: the shards selected different variant sets ({sorted(map(str, ofs))} variants "
+                             "before sharding); run every shard with the same filters")
+        ks = [s["k"] for s in shards]
+        dup = sorted({k for k in ks if ks.count(k) > 1})
+        if dup:
+            raise ValueError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in dup)} given more than once")
+        lost = sorted(set(range(1, n + 1)) - set(ks))
+        if lost:
+            raise ValueError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in lost)} missing; given "
+                             f"{', '.join(f'{k}/{n}' for k in sorted(ks))}")
+    seen: dict[str, str] = {}
+    results = []
+    for nm, d in zip(names, docs):
+        for r in d["results"]:
+            if r["variant"] in seen:
+                raise ValueError(f"merge: {r['variant']} is in both {seen[r['variant']]} and {nm}")
+            seen[r["variant"]] = nm
+            results.append(r)
+    profiles = sorted({str(d.get("profile")) for d in docs})
+    return {"profile": profiles[0] if len(profiles) == 1 else ",".join(profiles),
+            "seconds": max(float(d.get("seconds", 0.0)) for d in docs),
+            "work_seconds": sum(float(d.get("seconds", 0.0)) for d in docs),
+            "backend_options": docs[0].get("backend_options", {}),
+            "merged_from": len(docs), "results": results}
+
+
+def exit_status(results) -> int:
+    """The exit status of one run with these results: 1 when a variant failed or errored, else 0."""
+    return 1 if any((r["status"] if isinstance(r, dict) else r.status) in ("fail", "error") for r in results) else 0
