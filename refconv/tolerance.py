@@ -378,35 +378,53 @@ def _filter2d(inputs, options):
     return fs.to_int(out, a["rounding"], a["cast"])
 
 
+def _rn32_sum(a, b):
+    """``rn_float32(a + b)`` of float64 arrays, correctly rounded (no double rounding): ``a`` holds
+    float32 values, ``b`` any float64 value.  The float64 sum ``s`` and its exact error ``err``
+    (TwoSum) give the float32 result: ``float32(s)``, except where ``s`` is a float32 tie and
+    ``err != 0``, when the exact sum lies on the side of ``err``."""
+    with np.errstate(all="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+        r = s.astype(np.float32)
+        r64 = r.astype(np.float64)
+        toward = np.where(r64 > s, np.float32(-np.inf), np.float32(np.inf)).astype(np.float32)
+        other = np.nextafter(r, toward)
+        fin = np.isfinite(s) & np.isfinite(r64) & np.isfinite(other)
+        tie = fin & (r64 != s) & (np.abs(r64 - s) == np.abs(other.astype(np.float64) - s)) & (err != 0)
+        pick = np.where(err > 0, np.maximum(r, other), np.minimum(r, other))
+        return np.where(tie, pick, r)
+
+
 def _int_accumulator(taps, shape):
-    """Integer interval of the paper-faithful int accumulator (see module docstring)."""
-    from refconv.specs.filter2d import INT32_MAX, INT32_MIN, f32_to_int32_rz
+    """Integer interval ``[lo, hi]`` of the paper-faithful int accumulator (module docstring).
+
+    One tap maps ``acc`` to ``g(acc) = cvt_rzi_sat(rn32(rn32(float(acc)) + p))``, where ``p`` is
+    the product: ``rn32(w*x)`` (the spec) or the exact ``w*x`` (an FMA).  The int->float conversion
+    and the float add round to nearest, deterministic and monotone; so is the truncating,
+    saturating conversion.  ``g`` is therefore non-decreasing in ``acc`` and in ``p``, and the
+    exact image of ``[lo, hi]`` is ``[min_p g(lo), max_p g(hi)]``: only the FMA choice widens it.
+    Non-finite products are deterministic (NaN -> 0, +-Inf -> the int32 limits)."""
+    from refconv.specs.filter2d import f32_to_int32_rz
     lo = np.zeros(shape, np.int64)
     hi = np.zeros(shape, np.int64)
-    g2 = _gamma(2, np.float32)
-    eta = float(np.finfo(np.float32).smallest_subnormal)
     with np.errstate(all="ignore"):
         for w, x in taps:
             w32 = np.float32(w)
+            x = np.broadcast_to(np.asarray(x, np.float64), shape)
             if not np.isfinite(w32):
                 v = lo.astype(np.float32) + w32 * x.astype(np.float32)
                 lo = hi = f32_to_int32_rz(v).astype(np.int64)
                 continue
-            wx = np.float64(w32) * x                    # exact in float64
-            s = lo + wx
-            step_exact = (lo == hi) & (np.abs(lo) <= 2 ** 24) & (wx.astype(np.float32) == wx) & \
-                         (s - lo == wx) & (s.astype(np.float32) == s)
-            m = np.maximum(np.abs(lo), np.abs(hi)).astype(np.float64)
-            e = g2 * (m + np.abs(wx)) + 2 * eta
-            tlo = lo + wx - e
-            thi = hi + wx + e
-            tlo = tlo - np.abs(tlo) * 2.0 ** -50 - 2.0 ** -60
-            thi = thi + np.abs(thi) * 2.0 ** -50 + 2.0 ** -60
-            nlo = np.clip(np.trunc(tlo), INT32_MIN, INT32_MAX)
-            nhi = np.clip(np.trunc(thi), INT32_MIN, INT32_MAX)
-            ex = np.clip(np.trunc(s), INT32_MIN, INT32_MAX)
-            lo = np.where(step_exact, ex, nlo).astype(np.int64)
-            hi = np.where(step_exact, ex, nhi).astype(np.int64)
+            p_round = (w32 * x.astype(np.float32)).astype(np.float64)   # the spec's rounded product
+            p_exact = np.float64(w32) * x                               # exact (24 + 8 bits); an FMA's
+            ends = []
+            for end, pick in ((lo, np.minimum), (hi, np.maximum)):
+                a = end.astype(np.float32).astype(np.float64)           # rn int -> float32
+                v = pick(_rn32_sum(a, p_round), _rn32_sum(a, p_exact))
+                ends.append(f32_to_int32_rz(v.astype(np.float32)).astype(np.int64))
+            lo, hi = ends
     return lo, hi
 
 
