@@ -50,14 +50,14 @@ terms + bound >= the overflow threshold ``T = (2 - 2**-p) 2**emax``) or the inte
 ``T``; ``-Inf`` likewise; NaN where both infinities are possible.  After a cast, NaN -> 0 and
 +-Inf -> the cast of +-Inf are accepted where possible.
 
-**Paper-faithful ``accumulator="int"``** (filter2d, uint8).  Each tap computes
-``v = float(acc) + w*float(x)`` (three roundings: ``|v_hat - v| <= gamma_2 (|acc| + |w x|) +
-2 eta``; 0 when the conversion, product and sum are exact, i.e. ``|acc| <= 2**24`` and
-representable ``w x`` and ``acc + w x``) then truncates with int32 saturation -- monotone -- so
-an integer interval ``[lo, hi]`` is propagated tap by tap:
-``[trunc(lo + w x - e), trunc(hi + w x + e)]``, ``e`` from ``max(|lo|, |hi|)``; then
-``>> shift`` and the cast as above.  Non-finite weights are deterministic (NaN -> 0,
-``+-Inf`` -> saturate, ``Inf*0`` -> NaN -> 0).
+**Paper-faithful ``accumulator="int"``** (filter2d, uint8).  Each tap maps ``acc`` to
+``cvt_rzi_sat(rn32(rn32(float(acc)) + p))`` with ``p = rn32(w*x)`` (the spec) or the exact
+``w*x`` (an FMA, one rounding).  The int->float conversion and the float add are deterministic
+and monotone, and so is the truncating, int32-saturating conversion, so the exact image of an
+interval ``[lo, hi]`` is ``[min_p step(lo), max_p step(hi)]`` (the float32 sums correctly rounded
+via TwoSum, no double rounding): only the FMA choice widens it.  Then ``>> shift`` and the cast
+as above, exactly.  Non-finite weights are deterministic (NaN -> 0, ``+-Inf`` -> saturate,
+``Inf*0`` -> NaN -> 0).
 
 **conv2d**: n = C/groups*R*S (+1 with bias); **matvec**: n = C; **sobel**: 6 nonzero taps per
 gradient; colour input first gets a 3-term gray interval; gray uint8 input is exact.
