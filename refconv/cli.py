@@ -128,6 +128,7 @@ def cmd_check(ns) -> int:
     from .runner import VariantResult
     bopts = configure(ns)
     prof = get_profile(ns.profile, ns.examples, ns.timeout)
+    os.environ["REFCONV_TOLERANCE"] = ns.tolerance    # read by refconv.tolerance, here and in workers
     if ns.hang_shrink is not None and ns.hang_shrink < 0:
         raise ValueError(f"--hang-shrink must be >= 0 seconds, got {ns.hang_shrink:g}")
     hang_budget = 4 * prof.timeout if ns.hang_shrink is None else ns.hang_shrink
@@ -190,7 +191,7 @@ def cmd_check(ns) -> int:
     ordered = [results[v.id] for v in variants]
     _print_matrix(ordered, elapsed)
     if ns.json:
-        Path(ns.json).write_text(json.dumps({"profile": prof.name, "seconds": elapsed, "backend_options": bopts,
+        Path(ns.json).write_text(json.dumps({"profile": prof.name, "tolerance": ns.tolerance, "seconds": elapsed, "backend_options": bopts,
                                              "results": [r.to_dict() for r in ordered]}, indent=1, default=str))
     if ns.junit:
         write_junit(ns.junit, ordered, elapsed)
@@ -358,6 +359,12 @@ def cmd_specs(ns) -> int:
 
 # ----------------------------------------------------------------------------- main
 
+TOLERANCE_HELP = ("float verdict: 'proven' (default; worst-case gamma_n bound, never a false alarm) or "
+                  "'probabilistic' (Higham & Mary 2019: lambda*sqrt(n)*u, tighter on large n; a correct "
+                  "result is rejected with probability <= 1e-9 per element when rounding errors behave as "
+                  "independent mean-zero variables, more on adversarial data). Env REFCONV_TOLERANCE")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="refconv", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -388,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write a JSON report to this file")
     p.add_argument("--junit", help="write a JUnit XML report to this file")
     p.add_argument("--quiet", "-q", action="store_true", help="no live progress bar")
+    p.add_argument("--tolerance", choices=("proven", "probabilistic"),
+                   default=os.environ.get("REFCONV_TOLERANCE") or "proven", help=TOLERANCE_HELP)
     p = sub.add_parser("repro", help="replay a saved reproducer file and print the diff")
     p.add_argument("file")
     p.add_argument("--params", help="override launch params, e.g. 'bx=8 by=4'")
