@@ -41,8 +41,9 @@ Fill kinds (``kind.seed``):
     zero or tiny taps (as OpenCV and SciPy do).
 ``edge``
     values at saturation edges: {0, 1, max-1, max} (and min, min+1) for integers; for float data
-    {0, ±1, ±max, ±max/2, ±max/4}; for weights {0, ±1, 1/2, 1/255, 256/255, 2**23, 2**31/255,
-    2**31/2295} (sums at 255/256, at 2**24 and at the int32 limit 2**31).
+    {0, ±1, ±max, ±max/2, ±max/4, ±Inf, NaN} (pixels also 254.5, 255, 255.5); for weights {0, ±1, 1/2,
+    1/255, 256/255, 2**23, 2**31/255, 2**31/2295, ±max} (sums at 255/256, beyond 2**24, at the
+    int32 limit 2**31 and overflowing to ±Inf).
 """
 from __future__ import annotations
 
@@ -245,10 +246,11 @@ def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "
         fi = np.finfo(dtype)
         if role == "weights":
             pool = np.array([0.0, 1.0, -1.0, 0.5, 1 / 255, 256 / 255, 2.0 ** 23, 2.0 ** 31 / 255,
-                             2.0 ** 31 / 2295], np.float64)
+                             2.0 ** 31 / 2295, float(fi.max), -float(fi.max)], np.float64)
         else:
             m = float(fi.max)
             pool = np.array([0.0, 1.0, -1.0, m, -m, m / 2, -m / 2, m / 4, -m / 4], np.float64)
+            pool = np.concatenate([pool, [np.inf, -np.inf, np.nan]])
             if role == "pixels":
                 pool = np.concatenate([pool, [255.0, 254.5, 255.5]])
         return rng.choice(pool, size=shape).astype(dtype)
