@@ -9,7 +9,11 @@ The strategies hunt edge cases on purpose:
 * fills (see :mod:`refconv.problem`): extremes (0, 255, dtype max/min, ±max, subnormals), one-hot
   ``delta`` images, mixed-sign weights, NaN/Inf/−0 (``special``, floats only), benchdnn-style
   exactly-representable data (``exact``/``ramp``, so comparison is bitwise) mixed with general
-  ``random`` floats;
+  ``random`` floats; two examples in three draw a pairing of fills aimed at one bug class
+  (:data:`_COMBOS`: full-significand data times ``onehot`` powers of two, bitwise at any n;
+  ``sparse`` zero/tiny weights on NaN/Inf/huge pixels; ``ties``; saturation ``edge`` values);
+* every option value a variant's ``supports`` admits (filter2d ``accumulator`` and ``out_dtype``,
+  sobel ``out_dtype``; rounding/cast only where they apply, i.e. integer outputs);
 * launch parameters are drawn first, from each :class:`~refconv.variant.Param`'s values, and a
   variant's ``constraint`` filters impossible combinations.
 

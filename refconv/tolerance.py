@@ -13,9 +13,9 @@ Every accepted set is computed *per element*.
 
 **Exact elements.**  A float dot product ``y = sum_k w_k x_k`` (n terms) is computed exactly by
 every summation order, with or without FMA, when (a) every product is exactly representable in
-the working type ``F`` (precision ``p`` bits): sufficient test ``bits(w) + bits(x) <= p``, where
-``bits`` counts the significant bits from the highest to the lowest set bit, and the product is
-inside the normal/subnormal range; and (b) with ``2**g`` the lowest set bit over all nonzero
+the working type ``F`` (precision ``p`` bits): its significant bits (from the highest to the lowest
+set bit; counted exactly by multiplying the odd integer significands, else bounded by
+``bits(w) + bits(x)``) are at most ``p``, and the product is inside the normal/subnormal range; and (b) with ``2**g`` the lowest set bit over all nonzero
 products, ``S = sum |w_k x_k| < 2**(p + g)``: every partial sum, in any order, is then a multiple
 of ``2**g`` of magnitude ``<= S``, hence representable.  Such elements get a zero-width bound.
 Integer paths and ``kron`` are exact.  "Exact" compares values: NaN matches NaN of any payload,
@@ -35,6 +35,14 @@ accepted interval is ``y_ref +- (gamma_n(u_F) S + gamma_n(u_R) S + n (eta_F + et
 widened outward by one ulp of ``R``, then rounded to ``F`` (``rn`` is monotone, and ``y_hat`` is
 an ``F`` value).  Inputs themselves known only to an interval ``c +- r`` (the float32 gray of a
 colour image) add ``sum |w_k| r_k`` and use ``|c| + r`` in ``S``.
+
+**Probabilistic mode** (``mode="probabilistic"``; ``refconv check --tolerance probabilistic``).
+``gamma_n(u_F)`` is replaced by ``min(gamma~_n(lam), gamma_n)``, ``gamma~_n(lam) = exp(lam sqrt(n) u
++ n u**2/(1-u)) - 1`` (Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019, Thm 4.2): under the model
+of independent mean-zero rounding errors it fails with probability at most
+``2 n exp(-lam**2 (1-u)**2 / 2)``, which :func:`probabilistic_lambda` sets to
+:data:`FALSE_ALARM` (1e-9) per element.  Everything else (exact elements, the reference's error,
+underflow, post-processing) stays proven.  The default mode is ``"proven"``.
 
 **Monotone post-processing.**  What follows the sum in the spec (``* 2**-shift``, rounding
 ``trunc`` / ``nearest-even``, ``saturate`` clipping, conversion to another float type, ``l1``
