@@ -316,6 +316,7 @@ def cmd_repro(ns) -> int:
     from .strategies import parse_params
     configure(ns)
     doc = load_reproducer(ns.file)
+    os.environ["REFCONV_TOLERANCE"] = ns.tolerance    # read by refconv.tolerance
     v = registry.get(doc["variant"])
     why = availability(v)
     if why:
@@ -400,6 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("repro", help="replay a saved reproducer file and print the diff")
     p.add_argument("file")
     p.add_argument("--params", help="override launch params, e.g. 'bx=8 by=4'")
+    p.add_argument("--tolerance", choices=("proven", "probabilistic"),
+                   default=os.environ.get("REFCONV_TOLERANCE") or "proven",
+                   help="float verdict of the replay (use the mode of the run that saved the file)")
     _add_backend_options(p)
     sub.add_parser("specs", help="list the reference specs")
     try:
