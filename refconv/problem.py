@@ -33,8 +33,9 @@ Fill kinds (``kind.seed``):
     ``random`` operand every output is one exact product: bitwise comparison, whatever n, so an
     input rounded to TF32 / bfloat16 / float16 changes the bits.
 ``ties``
-    multiples of 1/4 (weights in [-2, 2], pixels in [0, 255], data in [-16, 16]; integers for
-    integer dtypes): sums land on .5, where half-up and half-to-even rounding differ.
+    multiples of 1/4 (weights in [-2, 2], pixels in [0, 24] so that Sobel magnitudes stay below
+    255, data in [-16, 16]; integers for integer dtypes): sums land on .5, where half-up and
+    half-to-even rounding differ.
 ``sparse``
     mostly zero and tiny weights (|w| < 1e-6, both signs) among multiples of 1/4 (floats), or zeros
     among random values (integers): with NaN / Inf / huge pixels this exposes kernels that skip
@@ -224,7 +225,7 @@ def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "
             info = np.iinfo(dtype)
             lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
             return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-        lo, hi = {"weights": (-8, 8), "pixels": (0, 1020)}.get(role, (-64, 64))
+        lo, hi = {"weights": (-8, 8), "pixels": (0, 96)}.get(role, (-64, 64))
         return (rng.integers(lo, hi + 1, size=shape) / 4.0).astype(dtype)
     if kind == "sparse":
         if is_int:
