@@ -38,7 +38,7 @@ def test_ci_run_still_rejects_x86_int_conversion_in_most_seeds():
 
 def test_ci_run_rejects_sobel_rounding_half_up():
     # the old fills never made a .5 tie: 0 of 8 seeded runs caught it
-    assert any(_caught(BUGS["sobel_half_up"], range(4)))
+    assert any(_caught(BUGS["sobel_half_up"], range(8)))
 
 
 @pytest.mark.parametrize("bug", ["skip_zero_weight_taps", "skip_tiny_weight_taps"])
@@ -149,7 +149,7 @@ def test_unknown_tolerance_mode_names_the_argument():
 def test_ci_runs_reject_bugs_in_options_that_were_never_drawn(bug):
     # the old strategies never drew out_dtype for filter2d, sobel out_dtype beyond uint8/float32,
     # nor accumulator="float64": 0 of 8 seeded runs caught any of these
-    assert any(_caught(BUGS[bug], range(4))), bug
+    assert any(_caught(BUGS[bug], range(8))), bug
 
 
 def test_every_supported_option_value_is_drawn():
