@@ -291,6 +291,7 @@ def _check(ns) -> int:
     from .runner import VariantResult
     bopts = configure(ns)
     prof = get_profile(ns.profile, ns.examples, ns.timeout)
+    os.environ["REFCONV_TOLERANCE"] = ns.tolerance    # read by refconv.tolerance, here and in workers
     hang_budget = 4 * prof.timeout if ns.hang_shrink is None else ns.hang_shrink
     validate_outputs(ns)
     variants = _select(ns)
@@ -383,7 +384,8 @@ def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None) -> int:
     filled during the run ...) is reported on stderr and does not stop the other: returns 2 then."""
     from .report import write_json
     code = 0
-    for flag, path, write in (("--json", ns.json, lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered, shard=shard_info)),
+    for flag, path, write in (("--json", ns.json, lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered, shard=shard_info,
+                                                                    tolerance=ns.tolerance)),
                               ("--junit", ns.junit, lambda: write_junit(ns.junit, ordered, elapsed))):
         if not path:
             continue
@@ -471,6 +473,7 @@ def cmd_repro(ns) -> int:
     if not (ns.timeout > 0 and math.isfinite(ns.timeout)):
         raise ValueError(f"--timeout must be a finite number of seconds > 0, got {ns.timeout}")
     doc = load_reproducer(ns.file)
+    os.environ["REFCONV_TOLERANCE"] = ns.tolerance    # read by refconv.tolerance
     v = registry.get(doc["variant"])
     why = availability(v)
     if why:
@@ -544,6 +547,12 @@ def cmd_specs(ns) -> int:
 
 # ----------------------------------------------------------------------------- main
 
+TOLERANCE_HELP = ("float verdict: 'proven' (default; worst-case gamma_n bound, never a false alarm) or "
+                  "'probabilistic' (Higham & Mary 2019: lambda*sqrt(n)*u, tighter on large n; a correct "
+                  "result is rejected with probability <= 1e-9 per element when rounding errors behave as "
+                  "independent mean-zero variables, more on adversarial data). Env REFCONV_TOLERANCE")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="refconv", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -579,11 +588,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no live progress bar")
     p.add_argument("--shard", metavar="K/N", help="check only shard K of N of the selected variants (a stable "
                                                   "split by a hash of the variant id; join with refconv merge)")
+    p.add_argument("--tolerance", choices=("proven", "probabilistic"),
+                   default=os.environ.get("REFCONV_TOLERANCE") or "proven", help=TOLERANCE_HELP)
     p = sub.add_parser("repro", help="replay a saved reproducer file and print the diff")
     p.add_argument("file")
     p.add_argument("--params", help="override launch params, e.g. 'bx=8 by=4'")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds the replay may run before it counts as a hang (default 60)")
+    p.add_argument("--tolerance", choices=("proven", "probabilistic"),
+                   default=os.environ.get("REFCONV_TOLERANCE") or "proven",
+                   help="float verdict of the replay (use the mode of the run that saved the file)")
     _add_backend_options(p)
     p = sub.add_parser("merge", help="join the JSON reports of refconv check --shard runs into one report")
     p.add_argument("reports", nargs="+", metavar="REPORT.json")

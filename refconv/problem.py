@@ -27,6 +27,24 @@ Fill kinds (``kind.seed``):
     ``random`` with NaN, +Inf, -Inf and -0.0 sprinkled in (floats only).
 ``delta``
     all zero but one element (position from the seed) set to the dtype max (uint8) or 1.0.
+``onehot``
+    all zero but one power of two ``±2**k`` (k in [-2, 2]; 1..128 for integers) per index of the
+    first axis (one in all for 1-D arrays and filter weights).  Paired with a full-significand
+    ``random`` operand every output is one exact product: bitwise comparison, whatever n, so an
+    input rounded to TF32 / bfloat16 / float16 changes the bits.
+``ties``
+    multiples of 1/4 (weights in [-2, 2], pixels in [0, 24] so that Sobel magnitudes stay below
+    255, data in [-16, 16]; integers for integer dtypes): sums land on .5, where half-up and
+    half-to-even rounding differ.
+``sparse``
+    mostly zero and tiny weights (|w| < 1e-6, both signs) among multiples of 1/4 (floats), or zeros
+    among random values (integers): with NaN / Inf / huge pixels this exposes kernels that skip
+    zero or tiny taps (as OpenCV and SciPy do).
+``edge``
+    values at saturation edges: {0, 1, max-1, max} (and min, min+1) for integers; for float data
+    {0, ±1, ±max, ±max/2, ±max/4, ±Inf, NaN} (pixels also 254.5, 255, 255.5); for weights {0, ±1, 1/2,
+    1/255, 256/255, 2**23, 2**31/255, 2**31/2295, ±max} (sums at 255/256, beyond 2**24, at the
+    int32 limit 2**31 and overflowing to ±Inf).
 """
 from __future__ import annotations
 
@@ -39,7 +57,8 @@ import numpy as np
 
 from .variant import OPS, Range
 
-FILL_KINDS = ("zero", "one", "delta", "ramp", "exact", "extreme", "random", "special")
+FILL_KINDS = ("zero", "one", "delta", "ramp", "exact", "extreme", "random", "special", "onehot", "ties",
+              "sparse", "edge")
 
 
 @dataclass(frozen=True)
@@ -109,7 +128,7 @@ OPDEFS: dict[str, OpDef] = {
         options={"boundary": BOUNDARIES, "flip": (False, True),
                  "accumulator": ("float32", "int", "float64"), "shift": Range(0, 8),
                  "rounding": ("trunc", "nearest-even"), "cast": ("saturate", "wrap"),
-                 "out_dtype": (None,)},
+                 "out_dtype": (None, "uint8", "int8", "uint16", "int16", "int32", "float32", "float64")},
         inputs=("image", "weights"),
     ),
     "conv2d": OpDef(
@@ -123,7 +142,8 @@ OPDEFS: dict[str, OpDef] = {
     "sobel": OpDef(
         "sobel",
         dims={"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(1), "w": Range(1)},
-        options={"magnitude": ("l1", "l2"), "boundary": BOUNDARIES, "out_dtype": ("uint8", "float32"),
+        options={"magnitude": ("l1", "l2"), "boundary": BOUNDARIES,
+                 "out_dtype": ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64"),
                  "cast": ("saturate", "wrap"), "rounding": ("trunc", "nearest-even")},
         inputs=("image",),
     ),
@@ -190,6 +210,53 @@ def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "
             return rng.choice(pool, size=shape).astype(dtype)
         fi = np.finfo(dtype)
         pool = np.array([0.0, 1.0, -1.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal], dtype=dtype)
+        return rng.choice(pool, size=shape).astype(dtype)
+    if kind == "onehot":
+        a = np.zeros(shape, dtype)
+        if size:
+            rows = 1 if (len(shape) <= 1 or role == "weights" and len(shape) == 2) else shape[0]
+            flat = a.reshape(rows, -1)
+            cols = rng.integers(flat.shape[1], size=rows)
+            if is_int:
+                vals = 2 ** rng.integers(0, 8, size=rows)
+            else:
+                vals = np.ldexp(rng.choice([-1.0, 1.0], size=rows), rng.integers(-2, 3, size=rows))
+            flat[np.arange(rows), cols] = vals
+        return a
+    if kind == "ties":
+        if is_int:
+            info = np.iinfo(dtype)
+            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
+            return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+        lo, hi = {"weights": (-8, 8), "pixels": (0, 96)}.get(role, (-64, 64))
+        return (rng.integers(lo, hi + 1, size=shape) / 4.0).astype(dtype)
+    if kind == "sparse":
+        if is_int:
+            info = np.iinfo(dtype)
+            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-1000, 1000)
+            v = rng.integers(lo, hi + 1, size=shape)
+            return np.where(rng.random(shape) < 0.5, 0, v).astype(dtype)
+        tiny = rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(-9, -6, size=shape)
+        quarters = rng.integers(-8, 9, size=shape) / 4.0
+        u = rng.random(shape)
+        return np.where(u < 0.4, 0.0, np.where(u < 0.7, tiny, quarters)).astype(dtype)
+    if kind == "edge":
+        if is_int:
+            info = np.iinfo(dtype)
+            top = min(info.max, 255) if info.min == 0 else info.max
+            pool = np.unique(np.array([0, 1, top - 1, top] + ([] if info.min == 0 else [info.min, info.min + 1]),
+                                      np.int64))
+            return rng.choice(pool, size=shape).astype(dtype)
+        fi = np.finfo(dtype)
+        if role == "weights":
+            pool = np.array([0.0, 1.0, -1.0, 0.5, 1 / 255, 256 / 255, 2.0 ** 23, 2.0 ** 31 / 255,
+                             2.0 ** 31 / 2295, float(fi.max), -float(fi.max)], np.float64)
+        else:
+            m = float(fi.max)
+            pool = np.array([0.0, 1.0, -1.0, m, -m, m / 2, -m / 2, m / 4, -m / 4], np.float64)
+            pool = np.concatenate([pool, [np.inf, -np.inf, np.nan]])
+            if role == "pixels":
+                pool = np.concatenate([pool, [255.0, 254.5, 255.5]])
         return rng.choice(pool, size=shape).astype(dtype)
     # random / special
     if is_int:

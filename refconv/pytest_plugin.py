@@ -34,6 +34,8 @@ def pytest_addoption(parser):
     g.addoption("--refconv-examples", type=int, default=None, help="examples per variant")
     g.addoption("--refconv-seed", type=int, default=None, help="Hypothesis seed")
     g.addoption("--refconv-database", default=None, help="Hypothesis example database (dir, redis://, none)")
+    from .cli import TOLERANCE_HELP
+    g.addoption("--refconv-tolerance", choices=("proven", "probabilistic"), default=None, help=TOLERANCE_HELP)
     for bname, o in _bopts():
         flag = "--refconv-" + o.flag.lstrip("-")
         if o.is_flag:
@@ -52,6 +54,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "refconv: a refconv variant conformance test")
     config._refconv_stats = []
     config._refconv_bopts = {}
+    if config.getoption("--refconv-tolerance"):
+        os.environ["REFCONV_TOLERANCE"] = config.getoption("--refconv-tolerance")  # refconv.tolerance reads it
     if config.getoption("--refconv"):
         from .cli import configure
         config._refconv_bopts = configure(_NS(config))

@@ -9,7 +9,11 @@ The strategies hunt edge cases on purpose:
 * fills (see :mod:`refconv.problem`): extremes (0, 255, dtype max/min, ±max, subnormals), one-hot
   ``delta`` images, mixed-sign weights, NaN/Inf/−0 (``special``, floats only), benchdnn-style
   exactly-representable data (``exact``/``ramp``, so comparison is bitwise) mixed with general
-  ``random`` floats;
+  ``random`` floats; two examples in three draw a pairing of fills aimed at one bug class
+  (:data:`_COMBOS`: full-significand data times ``onehot`` powers of two, bitwise at any n;
+  ``sparse`` zero/tiny weights on NaN/Inf/huge pixels; ``ties``; saturation ``edge`` values);
+* every option value a variant's ``supports`` admits (filter2d ``accumulator`` and ``out_dtype``,
+  sobel ``out_dtype``; rounding/cast only where they apply, i.e. integer outputs);
 * launch parameters are drawn first, from each :class:`~refconv.variant.Param`'s values, and a
   variant's ``constraint`` filters impossible combinations.
 
@@ -88,14 +92,44 @@ def launch_params(variant: Variant):
     return st.fixed_dictionaries({p.name: st.sampled_from(p.values) for p in variant.params})
 
 
+#: Fills drawn together (two thirds of the examples), one per bug class they expose (see
+#: :mod:`refconv.problem` for the kinds):
+#: * a full-significand operand times a one-hot power of two: every output is one exact product,
+#:   so the comparison is bitwise at any n and an input rounded to TF32/bfloat16/float16 shows;
+#: * NaN/Inf/huge pixels under zero and tiny weights: kernels that skip those taps;
+#: * quarter-valued data: .5 ties (half-up vs half-to-even rounding);
+#: * values at the saturation edges.
+_COMBOS = {
+    "filter2d": ({"image": "random", "weights": "onehot"}, {"image": "special", "weights": "sparse"},
+                 {"image": "edge", "weights": "sparse"}, {"image": "random", "weights": "ties"},
+                 {"image": "edge", "weights": "edge"}, {"image": "random", "weights": "edge"},
+                 {"image": "ties", "weights": "ties"}),
+    "conv2d": ({"x": "random", "w": "onehot", "bias": "zero"}, {"x": "onehot", "w": "random", "bias": "zero"},
+               {"x": "special", "w": "sparse"}, {"x": "edge", "w": "sparse"}),
+    "matvec": ({"m": "random", "v": "onehot"}, {"m": "onehot", "v": "random"}, {"m": "sparse", "v": "special"}),
+    "sobel": ({"image": "ties"}, {"image": "ties"}, {"image": "edge"}),
+    "kron": ({"a": "edge", "b": "edge"},),
+}
+
+
+def _allowed_kinds(variant, name, dtype):
+    kinds = FILL_KINDS if str(dtype).startswith("float") else _INT_FILLS
+    allowed = variant.supports.get(f"fill.{name}")
+    if allowed is not None:
+        kinds = tuple(k for k in kinds if k in allowed)
+    return kinds
+
+
 def _fills(draw, variant, names_dtypes):
+    """One fill per input: two times in three a combination from :data:`_COMBOS` that the variant's
+    support and the dtypes admit, otherwise (and for inputs it leaves out) independent kinds."""
+    kinds = {name: _allowed_kinds(variant, name, dtype) for name, dtype in names_dtypes}
+    combos = [c for c in _COMBOS.get(variant.op, ())
+              if all(c[n] in kinds[n] for n in kinds if n in c)]
+    combo = draw(st.sampled_from(combos)) if combos and draw(st.integers(0, 2)) else {}
     fills = {}
-    for name, dtype in names_dtypes:
-        kinds = FILL_KINDS if str(dtype).startswith("float") else _INT_FILLS
-        allowed = variant.supports.get(f"fill.{name}")
-        if allowed is not None:
-            kinds = tuple(k for k in kinds if k in allowed)
-        kind = draw(st.sampled_from(kinds))
+    for name, _ in names_dtypes:
+        kind = combo[name] if name in combo else draw(st.sampled_from(kinds[name]))
         seed = draw(st.integers(0, 2**16))
         fills[name] = f"{kind}.{0 if kind in ('zero', 'one', 'ramp') else seed}"
     return fills
@@ -117,17 +151,26 @@ def _draw_filter2d(draw, v, prof, moduli):
          "kh": _pick(draw, dom("kh")), "kw": _pick(draw, dom("kw"))}
     o = {"boundary": _pick(draw, dom("boundary")), "flip": _pick(draw, dom("flip"))}
     if d["dtype"] == "uint8":
-        accs = tuple(a for a in dom("accumulator") if a in ("float32", "int"))
+        accs = tuple(a for a in dom("accumulator") if a in ("float32", "int", "float64"))
         assume(accs)
         o["accumulator"] = draw(st.sampled_from(accs))
         o["shift"] = _pick(draw, dom("shift"))
-        if o["accumulator"] == "float32":
-            o["rounding"] = _pick(draw, dom("rounding"))
-        o["cast"] = _pick(draw, dom("cast"))
+        out = _pick(draw, dom("out_dtype"))
+        if out is not None:
+            o["out_dtype"] = out
+        if out is None or not out.startswith("float"):   # rounding / cast apply to integer outputs
+            if o["accumulator"] != "int":
+                o["rounding"] = _pick(draw, dom("rounding"))
+            o["cast"] = _pick(draw, dom("cast"))
     else:
         accs = tuple(a for a in dom("accumulator") if a == d["dtype"])
         if "accumulator" in v.supports:
             assume(accs)
+        outs = tuple(x for x in dom("out_dtype") if x in (None, d["dtype"]))
+        assume(outs)
+        out = draw(st.sampled_from(outs))
+        if out is not None:
+            o["out_dtype"] = out
     wdt = "float64" if d["dtype"] == "float64" else "float32"
     fills = _fills(draw, v, [("image", d["dtype"]), ("weights", wdt)])
     return d, o, fills
@@ -158,7 +201,7 @@ def _draw_sobel(draw, v, prof, moduli):
     assume(d["channels"] == 0 or d["dtype"] == "uint8")
     o = {"magnitude": _pick(draw, dom("magnitude")), "boundary": _pick(draw, dom("boundary")),
          "out_dtype": _pick(draw, dom("out_dtype"))}
-    if o["out_dtype"] == "uint8":
+    if not o["out_dtype"].startswith("float"):     # rounding / cast apply to integer outputs
         o["cast"] = _pick(draw, dom("cast"))
         o["rounding"] = _pick(draw, dom("rounding"))
     else:

@@ -6,7 +6,7 @@ from refconv.strategies import cases
 
 PAPER = Variant("filter2d", "meta", "paper", run=lambda p, **k: None, writes="interior",
                 supports={"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
-                          "flip": (False,), "accumulator": ("int",), "shift": (4,), "cast": ("wrap",),
+                          "flip": (False,), "accumulator": ("int",), "shift": (4,), "cast": ("wrap",), "out_dtype": (None,),
                           "h": Range(3, 40), "w": Range(3, 40), "fill.weights": ("exact", "one")},
                 params=(Param("bx", (4, 8, 16), 16), Param("cf", (1, 12), 1)))
 
