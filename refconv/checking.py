@@ -97,6 +97,29 @@ def expected_output_layout(problem: Problem, writes: str, expected: np.ndarray |
     return tuple(lead) + tuple(spatial), expected.dtype
 
 
+def scratch_output(problem: Problem, writes: str = "all", output: str = "array"):
+    """A zero-filled output for running a variant outside a check (compile check, timing): an
+    array of the layout ``writes`` gives, or for ``output="rows"`` a sink that drops its rows."""
+    if problem.op in _ROW_SPECS:
+        shape, dtype, _ = _ROW_SPECS[problem.op](problem)
+    else:
+        shape, dtype = expected_output_layout(problem, writes)
+    if output == "rows":
+        return RowSink(shape, dtype, lambda r0, block: None)
+    return np.zeros(shape, dtype)
+
+
+def call_run(run, problem: Problem, out, params: dict):
+    """Call a variant's ``run`` function (API 2 ``run(problem, out, **params)`` or the deprecated
+    API 1 ``run(problem, **params)``, which writes into ``problem.output()``)."""
+    from .variant import _run_api
+    if _run_api(run) == 2:
+        return run(problem, out, **params)
+    if isinstance(out, np.ndarray):
+        problem.set_output(out)
+    return run(problem, **params)
+
+
 def poison_value(dtype: np.dtype, expected: np.ndarray, avoid=()):
     """The value the output buffer is filled with before a variant runs.
 

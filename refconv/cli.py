@@ -225,6 +225,8 @@ def cmd_list(ns) -> int:
                       esc(ps), v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v)))
             rows += 1
     console.print(t)
+    for name, why in broken.items():   # whole, on its own line: a table cell would fold it
+        console.print(f"[red]{esc(name)}[/]: no: {esc(why)}", soft_wrap=True)
     console.print(f"{rows} variants" + (f"; {len(broken)} backend(s) failed to load" if broken else ""))
     return 0
 

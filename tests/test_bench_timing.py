@@ -100,6 +100,16 @@ def pocl():
     _cl.configure({"opencl": old})
 
 
+def _call(v, p):
+    """Run ``v`` (plugin API 2) into the buffer ``_prepared`` set, or a discarding sink."""
+    out = p.output()
+    if v.output == "rows":
+        from refconv.sink import RowSink
+        out = RowSink(out.shape, out.dtype, lambda r0, block: None)
+    got = v.run(p, out, **v.default_params())
+    return out if got is None else got
+
+
 def _prepared(v, desc):
     p = Problem.parse(desc)
     acc = acceptance_for(p)
@@ -114,17 +124,17 @@ def test_opencl_records_one_profiling_interval_per_launch(pocl):
     v = vs["kron/opencl/block_launches"]  # one launch per element of A
     p, acc = _prepared(v, "kron:dtype=float64,m=3,n=2,p=5,q=4::a=random.1,b=random.2")
     with timing.collect() as iv:
-        got = v.run(p, **v.default_params())
+        got = _call(v, p)
     assert np.array_equal(got, acc.expected)
     assert len(iv) == 3 * 2 and all(s > 0 for s in iv.seconds()) and not iv.simulated
     v = vs["matvec/opencl/block_per_row"]
     p, _ = _prepared(v, "matvec:dtype=float32,rows=37,cols=19::m=random.1,v=random.2")
     with timing.collect() as iv:
-        v.run(p, **v.default_params())
+        _call(v, p)
     assert len(iv) == 1
-    v.run(p, **v.default_params())  # outside a collection: runs, records nothing
+    _call(v, p)  # outside a collection: runs, records nothing
     with timing.collect(flush_bytes=1 << 20) as iv:
-        v.run(p, **v.default_params())
+        _call(v, p)
     assert len(iv) == 1 and pocl._scratch == {}  # the L2 flush is for the GPU target only
 
 
@@ -135,7 +145,7 @@ def test_opencl_flush_path_copies_on_the_queue_and_leaves_results_right(pocl, mo
     p, acc = _prepared(v, "filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,"
                           "shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
     with timing.collect(flush_bytes=1 << 16) as iv:
-        got = v.run(p, **v.default_params())
+        got = _call(v, p)
     assert len(iv) == 1 and [k[1] for k in pocl._scratch] == [1 << 16]
     assert np.array_equal(got[1:-1, 1:-1], acc.expected)
     pocl._scratch.clear()
@@ -157,7 +167,15 @@ import json, numpy as np
 from refconv import Problem, timing
 from refconv.backends.numba_cuda import backend, _env
 from refconv.checking import acceptance_for, expected_output_layout
+from refconv.sink import RowSink
 _env.configure({"cuda": "sim"})
+
+def _call(v, p):
+    out = p.output()
+    if v.output == "rows":
+        out = RowSink(out.shape, out.dtype, lambda r0, block: None)
+    got = v.run(p, out, **v.default_params())
+    return out if got is None else got
 vs = {v.id: v for v in backend.variants()}
 out = {}
 for vid, desc in [
@@ -171,7 +189,7 @@ for vid, desc in [
     shape, dtype = expected_output_layout(p, v.writes, acc.expected)
     p.set_output(np.zeros(shape, dtype))
     with timing.collect() as iv:
-        v.run(p, **v.default_params())
+        _call(v, p)
     out[vid] = {"n": len(iv), "simulated": iv.simulated, "resolved": len(iv.seconds())}
 from refconv.backends.numba_cuda import _common
 v = vs["filter2d/numba_cuda/GM"]
@@ -180,10 +198,10 @@ acc = acceptance_for(p)
 shape, dtype = expected_output_layout(p, v.writes, acc.expected)
 p.set_output(np.zeros(shape, dtype))
 with timing.collect() as iv:
-    v.run(p, **v.default_params())
+    _call(v, p)
 out["scratch_without_flush"] = sorted(_common._scratch)
 with timing.collect(flush_bytes=1 << 20) as iv:
-    got = v.run(p, **v.default_params())
+    got = _call(v, p)
 out["scratch_with_flush"] = sorted(_common._scratch)
 out["flushed_result_ok"] = bool(np.array_equal(got[1:-1, 1:-1], acc.expected))
 run = backend.bench.copy(4096)
@@ -205,7 +223,8 @@ def test_numba_cuda_records_a_cuda_event_interval_per_launch_flagged_simulated()
     # split cuconv: scalar_prods + sum_kernel per image, 2 images
     assert got["conv2d/numba_cuda/cuconv_split"] == {"n": 4, "simulated": True, "resolved": 4}
     # streamed kron: one launch per block of 4 result rows (m*p = 15 rows), on its own stream
-    assert got["kron/numba_cuda/streamed"] == {"n": 4, "simulated": True, "resolved": 4}
+    # 15 rows of C in blocks of the default rows_per_block (1024): one launch
+    assert got["kron/numba_cuda/streamed"] == {"n": 1, "simulated": True, "resolved": 1}
     assert got["copy"] == {"n": 1, "simulated": True}
     # the L2 flush before a timed launch: only when asked for, 4 KiB under the simulator
     assert got["scratch_without_flush"] == [] and got["scratch_with_flush"] == [4096]

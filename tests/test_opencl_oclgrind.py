@@ -106,7 +106,7 @@ def test_clean_kernel_has_no_findings():
         p = Problem("matvec", {"dtype": "float32", "rows": 5, "cols": 7}, {}, {"m": "exact.1", "v": "exact.2"})
         p.set_output(np.full(5, np.nan, np.float32))
         with findings.collect() as found:
-            out = v.run(p, wg=8, groups=2)
+            out = v.run(p, p.output(), wg=8, groups=2)
         assert found == []
         np.testing.assert_allclose(out, p.inputs["m"] @ p.inputs["v"], rtol=1e-6)
     finally:

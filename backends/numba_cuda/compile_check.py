@@ -81,7 +81,8 @@ def _candidates(dim, dom):
     from refconv.variant import Range
     if isinstance(dom, Range):
         pref = _PREFERRED.get(dim, dom.lo)
-        vals = [min(max(pref, dom.lo), dom.hi), dom.lo, min(dom.hi, max(dom.lo, 16))]
+        dom = dom.cap(max(dom.lo, 16))          # an unbounded size: compile for small ones
+        vals = [min(max(pref, dom.lo), dom.hi), dom.lo, dom.hi]
     else:
         vals = list(dom)
     out = []
@@ -577,7 +578,11 @@ def _check_task(task, vid, fs, cuda, cc, ptxas, job, launches, compile_one, regi
             launches.clear()
             trace_err = None
             try:
-                run(Problem.parse(desc), **params)
+                from refconv.checking import call_run, scratch_output
+                problem = Problem.parse(desc)
+                v = registry.get(vid) if not task.get("ref") else None
+                out = scratch_output(problem, v.writes if v else "all", v.output if v else "array")
+                call_run(run, problem, out, params)
             except Exception as e:  # the fake device returns garbage: later host code may fail
                 trace_err = e
             if not launches:

@@ -47,6 +47,7 @@ def corpus(args):
 
 def variants(args):
     from refconv import findings, registry
+    from refconv.variant import run_variant
     from refconv.backends.numba_cuda.compile_check import specialisations
     from refconv.checking import acceptance_for, expected_output_layout, poison_value
     import numpy as np
@@ -68,12 +69,15 @@ def variants(args):
                 shape, dtype = expected_output_layout(p, v.writes, exp)
                 buf = np.empty(shape, dtype)
                 buf[...] = poison_value(dtype, exp)
-                p.set_output(buf)
+                dst = buf
+                if v.output == "rows":
+                    from refconv.sink import RowSink
+                    dst = RowSink(shape, dtype, lambda r0, block: None)
                 with findings.collect() as fs:
                     t0 = time.perf_counter()
                     err = None
                     try:
-                        v.run(p, **params)
+                        run_variant(v, p, dst, params)
                     except Exception as e:
                         err = f"{type(e).__name__}: {e}"
                     times.append(time.perf_counter() - t0)
