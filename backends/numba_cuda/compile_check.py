@@ -77,11 +77,15 @@ _PREFERRED = {"h": 8, "w": 8, "kh": 3, "kw": 3, "rows": 8, "cols": 8, "m": 2, "n
               "c": 2, "r": 3, "s": 3}
 
 
+#: where an unbounded domain is cut for the compile check (a dilation of 16 leaves no output)
+_UNBOUNDED_CAP = {"stride": 2, "padding": 2, "dilation": 2}
+
+
 def _candidates(dim, dom):
     from refconv.variant import Range
     if isinstance(dom, Range):
         pref = _PREFERRED.get(dim, dom.lo)
-        dom = dom.cap(max(dom.lo, 16))          # an unbounded size: compile for small ones
+        dom = dom.cap(max(dom.lo, _UNBOUNDED_CAP.get(dim, 16)))   # unbounded: compile for small ones
         vals = [min(max(pref, dom.lo), dom.hi), dom.lo, dom.hi]
     else:
         vals = list(dom)
@@ -198,7 +202,7 @@ def preflight(variants, options=None) -> dict:
             result[v.id].append(_finding("compile-check-failed",
                                          "no specialisation of this variant builds a valid tiny problem", v.id))
             continue
-        tasks.append({"id": v.id, "ref": _run_ref(v), "specs": specs})
+        tasks.append({"id": v.id, "ref": _run_ref(v), "specs": specs, "writes": v.writes, "output": v.output})
     if not tasks:
         return result
     njobs = int(options.get("compile_jobs") or os.environ.get("REFCONV_COMPILE_JOBS") or min(4, os.cpu_count() or 1))
@@ -580,8 +584,7 @@ def _check_task(task, vid, fs, cuda, cc, ptxas, job, launches, compile_one, regi
             try:
                 from refconv.checking import call_run, scratch_output
                 problem = Problem.parse(desc)
-                v = registry.get(vid) if not task.get("ref") else None
-                out = scratch_output(problem, v.writes if v else "all", v.output if v else "array")
+                out = scratch_output(problem, task.get("writes", "all"), task.get("output", "array"))
                 call_run(run, problem, out, params)
             except Exception as e:  # the fake device returns garbage: later host code may fail
                 trace_err = e
