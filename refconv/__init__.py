@@ -2,12 +2,16 @@
 
 ``from refconv import specs`` gives the pure-NumPy specifications; :class:`Variant`,
 :class:`Param`, :class:`Range`, :class:`Backend` and :class:`BackendOption` are what a backend
-plugin declares; :class:`Problem` is one problem instance with a one-line descriptor.
+plugin declares (plugin API :data:`API_VERSION`: ``run(problem, out, **params)``; a
+``output="rows"`` variant gets a :class:`RowSink`; :class:`Target` says where a backend runs);
+:class:`Problem` is one problem instance with a one-line descriptor.
 """
-from .variant import OPS, Backend, BackendOption, MissingTarget, Param, Range, Variant
+from .variant import API_VERSION, OPS, Backend, BackendOption, MissingTarget, Param, Range, Target, Variant
 from .problem import Problem
+from .sink import RowSink
 
-__all__ = ["OPS", "Backend", "BackendOption", "MissingTarget", "Param", "Range", "Variant", "Problem", "specs"]
+__all__ = ["API_VERSION", "OPS", "Backend", "BackendOption", "MissingTarget", "Param", "Range", "Target",
+           "Variant", "Problem", "RowSink", "specs"]
 __version__ = "0.1.0"
 
 

@@ -388,8 +388,9 @@ class Problem:
 
     # -- the output buffer
     def output(self) -> np.ndarray:
-        """The (poisoned) buffer the variant must fill.  Set by the checker before ``run``;
-        outside the checker a fresh NaN/0-filled buffer of the spec's output shape is made."""
+        """Plugin API 1 (deprecated): the buffer an API-1 ``run(problem, **params)`` writes into,
+        set by the checker before such a run; outside it, a zero-filled buffer of the spec's
+        output shape.  API-2 variants get their buffer as ``run(problem, out, **params)``."""
         c = self._cache
         if "out" not in c:
             from .checking import expected_output_layout
