@@ -1,0 +1,14 @@
+# Sourced by the scripts that run refconv on a lent NVIDIA machine (gpu_scale_run.sh,
+# gpu_bench_run.sh).  The machine's image has numba-cuda but numpy 2.5 (numba-cuda 0.30 cannot
+# compile with it) and no pyopencl: carry .whl/ (numpy 2.4.x, pyopencl, pytools, platformdirs,
+# siphash24, cp312 wheels); refconv is installed beside them with --no-deps --target.
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+SITE=/tmp/site
+if [ ! -d $SITE/refconv ]; then
+  pip install -q --no-deps --target $SITE .whl/*.whl 2>/dev/null
+  pip install -q --no-deps --no-build-isolation --target $SITE . >/dev/null 2>&1
+fi
+export PYTHONPATH=$SITE REFCONV_DATABASE=none
+mkdir -p /tmp/icd; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+export OCL_ICD_VENDORS=/tmp/icd                # NVIDIA's OpenCL driver through the ICD loader
+R="env -C /tmp python -m refconv.cli"          # not from the checkout: its refconv/ would shadow the install
