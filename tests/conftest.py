@@ -35,3 +35,16 @@ def refconv_cli(*args, env=None, cwd=None, timeout=600):
     """Run the ``refconv`` command of this interpreter's environment."""
     return subprocess.run([sys.executable, "-m", "refconv", *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
+
+
+#: test modules made of ``refconv check`` / pytest subprocess runs: marked ``slow``, so that
+#: ``pytest -m "not slow"`` is the fast tier (the README's command runs both)
+SLOW_MODULES = {"test_conformance", "test_cli", "test_cli_verdicts", "test_pytest_plugin", "test_checker_catches_bugs",
+                "test_runner_faults", "test_shard_merge", "test_sanitizer", "test_sanitizer_opencl",
+                "test_compile_check", "test_sim_scheduler", "test_opencl_oclgrind", "test_bench_timing"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

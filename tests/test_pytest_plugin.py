@@ -28,4 +28,4 @@ def test_plugin_runs_under_xdist(tmp_path):
     p = _pytest(["--refconv", "--refconv-backend", "example", "--refconv-examples", "3", "-n", "2",
                  "--refconv-database", "none"], cwd=tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
-    assert "2 passed" in p.stdout or "passed" in p.stdout
+    assert "2 passed" in p.stdout, p.stdout[-2000:]   # the example backend's two variants
