@@ -276,12 +276,12 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
 
 
 def _conclude(res: ExampleResult, ok: bool, message: str, n_unwritten: int, unwritten_at, n_border: int,
-              findings) -> ExampleResult:
+              findings, unwritten_what: str = "never written (still poison)") -> ExampleResult:
     problems = []
     if not ok:
         problems.append(message)
     if n_unwritten:
-        problems.append(f"{n_unwritten} output element(s) never written (still poison), first at {unwritten_at}")
+        problems.append(f"{n_unwritten} output element(s) {unwritten_what}, first at {unwritten_at}")
         if res.first_bad is None:
             res.first_bad = unwritten_at
     if n_border:
@@ -431,4 +431,8 @@ def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, 
     res = ExampleResult("pass", desc, dict(params), n_bad=rc.n_bad, n_unwritten=n_unwritten,
                         first_bad=rc.first_bad, max_abs=rc.max_abs, max_rel=rc.max_rel, exact=True,
                         findings=list(findings), seconds=seconds)
-    return _conclude(res, rc.n_bad == 0, rc.message(total), n_unwritten, unwritten_at, 0, findings)
+    # a float poison is a NaN payload no arithmetic makes; an integer one is a value a wrong kernel
+    # could write, and row blocks are checked once (no second poison), so say only what is known
+    what = "never written (still poison)" if dtype.kind == "f" else \
+        f"hold the poison value {poison} (never written, or written with that wrong value)"
+    return _conclude(res, rc.n_bad == 0, rc.message(total), n_unwritten, unwritten_at, 0, findings, what)

@@ -159,7 +159,7 @@ def test_every_supported_option_value_is_drawn():
     def collect_for(op):
         v = Variant(op, "meta", "all", run=lambda p, **k: None)
 
-        @settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=400, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
         @given(cases(v, "ci"))
         def collect(case):
             for k in seen[op]:
