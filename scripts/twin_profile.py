@@ -21,7 +21,7 @@ prob = PRESETS[os.environ.get("PRESET", "filter2d-u8-3x3-3072")].problem()
 for name in sys.argv[1:]:
     backend, vname = name.split("/")
     v = registry.get(f"{prob.op}/{backend}/{vname}")
-    run_variant(v, prob, scratch_output(prob, v.writes))
+    run_variant(v, prob, scratch_output(prob, v.writes), {})
     print(name, "ran", flush=True)
 
 # PTX of everything compiled in this process

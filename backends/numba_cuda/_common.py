@@ -101,20 +101,73 @@ def flush(stream=0):
     bufs[1].copy_to_device(bufs[0], stream=stream)
 
 
+class _Hold:
+    """Holds a stream while the host issues the work to be timed, as nvbench's blocking kernel
+    does: a one-thread kernel spins until the host writes its token to a mapped (host) word.
+    Timed work is queued behind it (flush, start event, kernel, end event), then the host
+    releases it, so the device runs them back to back and the interval between the events holds
+    the kernel alone, not the host's launch overhead (numba-cuda's Python-side dispatch and
+    argument marshalling take tens of microseconds, longer than many kernels).  Tokens grow, so
+    a hold released late can never catch a later token.  The spin gives up after about
+    ``LIMIT`` polls of 1 µs sleeps (the interval stays correct, the run only slower), so a
+    device that cannot see the host's write never hangs."""
+
+    LIMIT = 20000
+
+    def __init__(self):
+        cuda = _env.cuda()
+        from numba import int64
+        self.flag = cuda.mapped_array(1, dtype=np.int64)
+        self.flag[0] = 0
+        self.token = 0
+
+        @cuda.jit("void(int64[::1], int64, int64)")
+        def refconv_hold(flag, token, limit):
+            i = int64(0)
+            while cuda.atomic.max(flag, 0, 0) < token and i < limit:
+                cuda.nanosleep(1000)
+                i += 1
+        self.kernel = refconv_hold
+
+    def hold(self, stream=0) -> int:
+        self.token += 1
+        self.kernel[1, 1, stream](self.flag, self.token, self.LIMIT)
+        return self.token
+
+    def release(self, token: int) -> None:
+        self.flag[0] = token
+
+
+_holds: list = []
+
+
+def _hold():
+    if not _holds:
+        _holds.append(_Hold())
+    return _holds[0]
+
+
 def launch(configured, *args, stream=0):
     """Launch ``configured(*args)`` (a kernel already given its grid and block, ``k[g, b]`` or
     ``k[g, b, stream]``: then pass the same ``stream=``); inside ``refconv.timing.collect`` the
-    launch is preceded by :func:`flush` and bracketed by CUDA events recorded on that stream, and
-    their interval recorded (under the simulator too, flagged as simulated: its times mean nothing)."""
+    launch is bracketed by CUDA events recorded on that stream and their interval recorded (under
+    the simulator too, flagged as simulated: its times mean nothing).  On a GPU the stream is
+    first held (:class:`_Hold`) and flushed (:func:`flush`), so the interval is the kernel's own,
+    from a cold L2, without the host's launch overhead."""
     from refconv import timing
     if not timing.active():
         return configured(*args)
     cuda = _env.cuda()
-    flush(stream)
-    start, end = cuda.event(), cuda.event()
-    start.record(stream=stream)
-    configured(*args)
-    end.record(stream=stream)
+    token = None if _env.is_sim() else _hold().hold(stream)
+    try:
+        flush(stream)
+        start, end = cuda.event(), cuda.event()
+        start.record(stream=stream)
+        configured(*args)
+        end.record(stream=stream)
+    finally:
+        if token is not None:
+            _hold().release(token)
 
     def seconds():
         end.synchronize()
@@ -132,10 +185,15 @@ def bench_copy(nbytes: int):
     dst = cuda.device_array_like(src)
 
     def run():
-        start, end = cuda.event(), cuda.event()
-        start.record()
-        dst.copy_to_device(src)
-        end.record()
+        token = None if _env.is_sim() else _hold().hold()
+        try:
+            start, end = cuda.event(), cuda.event()
+            start.record()
+            dst.copy_to_device(src)
+            end.record()
+        finally:
+            if token is not None:
+                _hold().release(token)
 
         def seconds():
             end.synchronize()
