@@ -117,6 +117,7 @@ class _Hold:
     def __init__(self):
         cuda = _env.cuda()
         from numba import int64
+        load = _volatile_load()
         self.flag = cuda.mapped_array(1, dtype=np.int64)
         self.flag[0] = 0
         self.token = 0
@@ -124,7 +125,7 @@ class _Hold:
         @cuda.jit("void(int64[::1], int64, int64)")
         def refconv_hold(flag, token, limit):
             i = int64(0)
-            while cuda.atomic.max(flag, 0, 0) < token and i < limit:
+            while load(flag) < token and i < limit:
                 cuda.nanosleep(1000)
                 i += 1
         self.kernel = refconv_hold
@@ -139,6 +140,29 @@ class _Hold:
 
 
 _holds: list = []
+
+
+def _volatile_load():
+    """A device function ``load(a) -> a[0]`` for an int64 array, compiled to
+    ``ld.volatile.global.u64`` marked as having side effects: read from memory on every call
+    (never hoisted out of a loop, never served by L1), so a kernel sees the host's writes to
+    mapped memory."""
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def load(typingctx, array):
+        if not (isinstance(array, types.Array) and array.dtype == types.int64):
+            return None
+
+        def codegen(context, builder, sig, args):
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            fnty = ir.FunctionType(ir.IntType(64), [data.type])
+            asm = ir.InlineAsm(fnty, "ld.volatile.global.u64 $0, [$1];", "=l,l", side_effect=True)
+            return builder.call(asm, [data])
+        return types.int64(array), codegen
+    return load
 
 
 def _hold():

@@ -44,7 +44,11 @@ def _make(name, params, doc, extra=()):
         R, C = m.shape
         k = _cl.kernel(e, "matvec.cl", name, opts(problem))
         wg = p["wg"]
-        groups = p.get("groups", 0) or -(-R // wg)
+        groups = p.get("groups")
+        if groups is None:        # thread_per_row: one work-item per row
+            groups = -(-R // wg)
+        elif groups == 0:         # the default: two work-groups per compute unit
+            groups = 2 * _cl.device().max_compute_units
         args = [_cl.in_buf(e, m), _cl.in_buf(e, v)]
         with _cl.out_buf(e, out) as ob:
             args += [ob, np.int32(R), np.int32(C)]
@@ -71,9 +75,11 @@ def variants():
         _make("thread_per_row", (Param("wg", (1, 2, 8, 32, 64, 128, 256), 64),),
               "one work-item per row (sequential dot product)"),
         _make("block_per_row", (Param("wg", (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 256),
-                                Param("groups", (1, 2, 3, 7, 60), 60)),
-              "one work-group per row, grid-stride over rows (groups), strided partial sums and a "
+                                Param("groups", (0, 1, 2, 3, 7, 60), 0)),
+              "one work-group per row, grid-stride over rows (groups; 0: two per compute unit), strided "
+              "partial sums and a "
               "__local tree reduction with a barrier after every step"),
-        _make("warp_shuffle", (Param("wg", (32, 64, 128, 256), 128), Param("groups", (1, 2, 7, 60), 60)),
-              "one sub-group per row, sub_group_reduce_add (cl_khr_subgroups only)", extra=("-DUSE_SUBGROUPS",)),
+        _make("warp_shuffle", (Param("wg", (32, 64, 128, 256), 128), Param("groups", (0, 1, 2, 7, 60), 0)),
+              "groups work-groups (0: two per compute unit), one sub-group per row, sub_group_reduce_add "
+              "(cl_khr_subgroups only)", extra=("-DUSE_SUBGROUPS",)),
     ]
