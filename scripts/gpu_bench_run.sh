@@ -7,4 +7,6 @@ tag=$1; presets=$2; shift 2
 $R bench --backend '*[al]' --cuda gpu --opencl nvidia \
     --preset "$presets" --json "$OUT/bench_$tag.json" --markdown "$OUT/bench_$tag.md" --plots "$OUT/plots_$tag" "$@" \
     > "$OUT/bench_$tag.txt" 2>&1
-echo "exit $?"; tail -c 6000 "$OUT/bench_$tag.txt"
+rc=$?; echo "exit $rc"; tail -c 3000 "$OUT/bench_$tag.txt"
+# one archive of the plots (the device returns a limited number of files)
+tar -C "$OUT" -czf "$OUT/plots_$tag.tgz" "plots_$tag" && rm -r "$OUT/plots_$tag"
