@@ -537,13 +537,11 @@ def cmd_merge(ns) -> int:
 # ----------------------------------------------------------------------------- specs
 
 def cmd_specs(ns) -> int:
-    from . import specs
-    for name in ("filter2d", "conv2d", "sobel", "matvec", "kron", "kron_blocks"):
-        fn = getattr(specs, name, None)
-        if fn is None:
-            continue
+    from . import ops
+    for rec in ops.records():
+        fn = rec.spec
         doc = (fn.__doc__ or "").strip().splitlines()
-        console.print(f"[bold]refconv.specs.{name}[/] — {doc[0] if doc else ''}")
+        console.print(f"[bold]{fn.__module__}.{fn.__name__}[/] — {doc[0] if doc else ''}")
     return 0
 
 

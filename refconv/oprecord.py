@@ -91,6 +91,9 @@ class OpRecord:
     * ``flops(dims, options, n_out)``: the roofline's arithmetic (``n_out`` output elements).
     * ``bench``: ``refconv bench --scale`` name -> :class:`BenchProblem`; ``presets``: the named
       benchmark problems (``--preset``).
+    * ``caps``: profile name -> dim -> upper cap, for the op's dims a profile
+      (:mod:`refconv.profiles`) does not cap itself (an op with dims of its own names their caps
+      here instead of in the profiles).
     * ``compile_dims``: preferred small sizes for ahead-of-time compile checks (dim -> value; a
       compile check uses the domain's lower end for dims not named).
     * ``order``: listing order among ops.
@@ -114,6 +117,7 @@ class OpRecord:
     flops: Callable[[Mapping[str, Any], Mapping[str, Any], int], int] | None = None
     bench: Mapping[str, BenchProblem] = field(default_factory=dict)
     presets: tuple = ()
+    caps: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     compile_dims: Mapping[str, int] = field(default_factory=dict)
     order: int = 1000
 

@@ -44,9 +44,10 @@ _INT_FILLS = tuple(k for k in FILL_KINDS if k != "special")
 
 def domain(variant: Variant, key: str, profile: Profile | None = None):
     """The values ``key`` may take for ``variant``: its declared support, else the op's default
-    domain.  With a ``profile``, a ``Range``'s upper end is capped by the profile (never below
-    the lower bound), and a size the profile fixes (one of its whole configurations) is the only
-    value, or the draw is rejected when the variant does not support it."""
+    domain.  With a ``profile``, a ``Range``'s upper end is capped by the profile, or for a dim
+    it does not cap by the op record's ``caps`` for that profile (never below the lower bound),
+    and a size the profile fixes (one of its whole configurations) is the only value, or the
+    draw is rejected when the variant does not support it."""
     od = ops.get(variant.op)
     dom = variant.supports.get(key, od.dims.get(key, od.options.get(key)))
     if dom is None:
@@ -59,10 +60,12 @@ def domain(variant: Variant, key: str, profile: Profile | None = None):
             reject()
         return (fixed[key],)
     if isinstance(dom, Range):
-        dom = dom.cap(profile.cap(variant.op, key))
+        cap = profile.cap(variant.op, key)
+        dom = dom.cap(cap if cap is not None else od.caps.get(profile.name, {}).get(key))
         if not dom.bounded:
             raise ValueError(f"profile {profile.name!r} does not cap {variant.op} dim {key!r} and "
-                             f"{variant.id} supports {dom!r}: add a cap for {key!r} to the profile")
+                             f"{variant.id} supports {dom!r}: add a cap for {key!r} to the profile or to the op "
+                             f"record's caps")
     return dom
 
 
