@@ -28,7 +28,7 @@ from .findings import collect
 from .problem import Problem
 from .sink import RowSink
 from .tolerance import acceptance, exact
-from .variant import Variant, run_variant
+from .variant import Variant, _run_api, run_variant
 
 _NAN_POISON = {np.dtype(np.float32): np.uint32(0x7FC5A5A5), np.dtype(np.float64): np.uint64(0x7FF8A5A5A5A5A5A5)}
 
@@ -116,7 +116,6 @@ def scratch_output(problem: Problem, writes: str = "all", output: str = "array")
 def call_run(run, problem: Problem, out, params: dict):
     """Call a variant's ``run`` function (API 2 ``run(problem, out, **params)`` or the deprecated
     API 1 ``run(problem, **params)``, which writes into ``problem.output()``)."""
-    from .variant import _run_api
     if _run_api(run) == 2:
         return run(problem, out, **params)
     if isinstance(out, np.ndarray):
