@@ -541,7 +541,8 @@ def cmd_specs(ns) -> int:
     for rec in ops.records():
         fn = rec.spec
         doc = (fn.__doc__ or "").strip().splitlines()
-        console.print(f"[bold]{fn.__module__}.{fn.__name__}[/] — {doc[0] if doc else ''}")
+        where = "refconv.specs" if fn.__module__.startswith("refconv.specs.") else fn.__module__
+        console.print(f"[bold]{where}.{fn.__name__}[/] — {doc[0] if doc else ''}")
     return 0
 
 
