@@ -31,44 +31,43 @@ from __future__ import annotations
 import fnmatch
 import statistics
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from . import ops
 from . import peers as peers_mod
 from . import roofline, timing
 from .problem import Problem
 
-#: per op: options and fills of the ``--scale`` problems (the same at every scale)
-_OPTIONS = {
-    "filter2d": ({"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"},
-                 {"image": "random.1", "weights": "exact.2"}),
-    "sobel": ({"magnitude": "l1", "boundary": "valid", "out_dtype": "uint8", "cast": "saturate", "rounding": "trunc"},
-              {"image": "random.1"}),
-    "matvec": ({}, {"m": "random.1", "v": "random.2"}),
-    "kron": ({}, {"a": "random.1", "b": "random.2"}),
-    "conv2d": ({"stride": 1, "padding": 0, "dilation": 1}, {"x": "random.1", "w": "random.2"}),
-}
-#: per scale and op: the dims
-DIMS = {
-    "small": {
-        "filter2d": {"dtype": "uint8", "c": 0, "h": 64, "w": 64, "kh": 3, "kw": 3},
-        "sobel": {"dtype": "uint8", "channels": 4, "h": 64, "w": 64},
-        "matvec": {"dtype": "float32", "rows": 128, "cols": 128},
-        "kron": {"dtype": "float64", "m": 8, "n": 8, "p": 8, "q": 8},
-        "conv2d": {"dtype": "float32", "n": 1, "c": 4, "h": 16, "w": 16, "m": 4, "r": 3, "s": 3, "groups": 1,
-                   "bias": 0},
-    },
-    "paper": {
-        "filter2d": {"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
-        "sobel": {"dtype": "uint8", "channels": 4, "h": 3072, "w": 4096},
-        "matvec": {"dtype": "float32", "rows": 16384, "cols": 16384},
-        "kron": {"dtype": "float64", "m": 200, "n": 200, "p": 200, "q": 200},
-        "conv2d": {"dtype": "float32", "n": 1, "c": 64, "h": 32, "w": 32, "m": 64, "r": 3, "s": 3, "groups": 1,
-                   "bias": 0},
-    },
-}
-SIZES = {scale: {op: (d, *_OPTIONS[op]) for op, d in ops.items()} for scale, ops in DIMS.items()}
+class _ScaleView(Mapping):
+    """scale -> op -> one view of the op records' ``bench`` problems (read when used)."""
+
+    def __init__(self, item):
+        self._item = item
+
+    def _table(self) -> dict:
+        out: dict = {}
+        for rec in ops.records():
+            for scale, bp in rec.bench.items():
+                out.setdefault(scale, {})[rec.name] = self._item(bp)
+        return out
+
+    def __getitem__(self, scale):
+        return self._table()[scale]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self):
+        return len(self._table())
+
+
+#: per ``--scale`` and op: the dims (the op record's ``bench[scale].dims``)
+DIMS: Mapping[str, dict] = _ScaleView(lambda bp: dict(bp.dims))
+#: per ``--scale`` and op: ``(dims, options, fills)`` (the op record's ``bench[scale]``)
+SIZES: Mapping[str, dict] = _ScaleView(lambda bp: (dict(bp.dims), dict(bp.options), dict(bp.fills)))
 #: bytes of the copy that measures bandwidth: large enough to leave an H100's 50 MB L2
 COPY_BYTES = 256 << 20
 #: bytes a GPU backend overwrites before each timed launch (cold L2, busy device): > 2x that L2
@@ -78,7 +77,10 @@ FLUSH_BYTES = 128 << 20
 def bench_problem(op: str, scale: str) -> Problem:
     if scale not in SIZES:
         raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
-    d, o, f = SIZES[scale][op]
+    sizes = SIZES[scale]
+    if op not in sizes:
+        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
+    d, o, f = sizes[op]
     return Problem(op, dict(d), dict(o), dict(f))
 
 
@@ -221,9 +223,8 @@ def _finish_row(row, work, bw, timer=None):
 
 def _spec_row(problem, ns, work, bandwidth):
     """The NumPy spec timed with the host clock."""
-    from . import specs
     args, kwargs = problem.spec_args()
-    fn = getattr(specs, problem.op)
+    fn = problem.record.spec
 
     def spec_run():
         t0 = time.perf_counter()

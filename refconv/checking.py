@@ -23,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from . import ops
 from .findings import collect
 from .problem import Problem
 from .sink import RowSink
-from .variant import Variant, run_variant
+from .tolerance import acceptance, exact
+from .variant import Variant, _run_api, run_variant
 
 _NAN_POISON = {np.dtype(np.float32): np.uint32(0x7FC5A5A5), np.dtype(np.float64): np.uint64(0x7FF8A5A5A5A5A5A5)}
 
@@ -63,26 +65,24 @@ class ExampleResult:
 
 def acceptance_for(problem: Problem):
     """The spec's acceptance object (expected output + tolerance rule) for ``problem``."""
-    from .tolerance import acceptance
     args, kwargs = problem.spec_args()
-    names = [n for n in _input_order(problem)]
-    inputs = dict(zip(names, args))
+    inputs = {n: a for n, a in zip(problem.record.input_names, args) if a is not None}
     return acceptance(problem.op, inputs, kwargs)
 
 
-def _input_order(problem: Problem):
-    from .problem import OPDEFS
-    return OPDEFS[problem.op].inputs
+def _interior(problem: Problem):
+    rec = problem.record
+    if rec.interior is None:
+        ops_ = ", ".join(r.name for r in ops.records() if r.interior is not None)
+        raise ValueError(f"writes='interior' is only meaningful for ops whose record has an interior "
+                         f"({ops_}), not {problem.op}")
+    return rec.interior(problem.dims)
 
 
 def interior_offset(problem: Problem) -> tuple:
-    """(row, col) offset of the valid interior inside a full-size output (the kernel's anchor)."""
-    d = problem.dims
-    if problem.op == "filter2d":
-        return d["kh"] // 2, d["kw"] // 2
-    if problem.op == "sobel":
-        return 1, 1
-    raise ValueError(f"writes='interior' is only meaningful for filter2d and sobel, not {problem.op}")
+    """(row, col) offset of the valid interior inside a full-size output (the kernel's anchor,
+    from the op record's ``interior``)."""
+    return tuple(_interior(problem)[1])
 
 
 def expected_output_layout(problem: Problem, writes: str, expected: np.ndarray | None = None):
@@ -91,17 +91,21 @@ def expected_output_layout(problem: Problem, writes: str, expected: np.ndarray |
         expected = acceptance_for(problem).expected
     if writes == "all":
         return expected.shape, expected.dtype
-    img = problem.inputs["image"]
-    spatial = img.shape[:2] if (problem.op == "sobel" and img.ndim == 3) else img.shape[-2:]
+    spatial = _interior(problem)[0]
     lead = expected.shape[:-2]
     return tuple(lead) + tuple(spatial), expected.dtype
+
+
+def _row_spec(problem: Problem):
+    """The record's row-block spec of ``problem`` (``(shape, dtype, rows_of)``)."""
+    return problem.record.rows(problem.inputs)
 
 
 def scratch_output(problem: Problem, writes: str = "all", output: str = "array"):
     """A zero-filled output for running a variant outside a check (compile check, timing): an
     array of the layout ``writes`` gives, or for ``output="rows"`` a sink that drops its rows."""
-    if problem.op in _ROW_SPECS:
-        shape, dtype, _ = _ROW_SPECS[problem.op](problem)
+    if problem.record.rows is not None:
+        shape, dtype, _ = _row_spec(problem)
     else:
         shape, dtype = expected_output_layout(problem, writes)
     if output == "rows":
@@ -112,7 +116,6 @@ def scratch_output(problem: Problem, writes: str = "all", output: str = "array")
 def call_run(run, problem: Problem, out, params: dict):
     """Call a variant's ``run`` function (API 2 ``run(problem, out, **params)`` or the deprecated
     API 1 ``run(problem, **params)``, which writes into ``problem.output()``)."""
-    from .variant import _run_api
     if _run_api(run) == 2:
         return run(problem, out, **params)
     if isinstance(out, np.ndarray):
@@ -216,11 +219,12 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
     one run."""
     desc = problem.descriptor()
     t0 = time.perf_counter()
-    if problem.op in _ROW_SPECS:
+    if problem.record.rows is not None:
         return _check_by_rows(variant, problem, params, desc, t0, keep)
     if variant.output == "rows":
         raise InvalidProblem(f"{variant.id}: output='rows' is only checked for ops with a row-block spec "
-                             f"({', '.join(_ROW_SPECS)}), not {problem.op}")
+                             f"({', '.join(r.name for r in ops.records() if r.rows is not None)}), "
+                             f"not {problem.op}")
     try:
         with np.errstate(all="ignore"):
             acc = acceptance if acceptance is not None else acceptance_for(problem)
@@ -301,14 +305,8 @@ def _conclude(res: ExampleResult, ok: bool, message: str, n_unwritten: int, unwr
 # the expected result is never formed whole, so the checker holds at most the variant's output
 # (an "array" variant) or nothing but one block (an output="rows" variant, see refconv.sink).
 
-def _kron_rows(problem: Problem):
-    from .specs.kron import kron_rows, resolve
-    a, b = resolve(problem.inputs["a"], problem.inputs["b"])
-    shape = (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1])
-    return shape, a.dtype, lambda r0, r1: kron_rows(a, b, r0, r1)
-
-
-_ROW_SPECS = {"kron": _kron_rows}
+# The record's ``rows(inputs)`` gives ``(shape, dtype, rows_of)``: ``rows_of(r0, r1)`` are the
+# spec's rows r0 .. r1-1.
 #: elements per block when an array result is verified block by block
 _CHECK_BLOCK_ELEMENTS = 1 << 22
 
@@ -362,7 +360,6 @@ class _RowChecker:
         return np.flatnonzero(~same.all(axis=1))
 
     def _full(self, row: int, block: np.ndarray) -> None:
-        from .tolerance import exact
         exp = self.rows_of(row, row + 1)
         unwritten = _same_bits(block, self.poison) & ~_same_bits(exp, self.poison)
         nu = int(unwritten.sum())
@@ -390,7 +387,7 @@ class _RowChecker:
 def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, t0: float,
                    keep: dict | None = None) -> ExampleResult:
     try:
-        shape, dtype, rows_of = _ROW_SPECS[problem.op](problem)
+        shape, dtype, rows_of = _row_spec(problem)
     except (ValueError, TypeError) as e:
         raise InvalidProblem(f"{desc}: {e}") from e
     poison = _row_poison(dtype)

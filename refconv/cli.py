@@ -537,13 +537,12 @@ def cmd_merge(ns) -> int:
 # ----------------------------------------------------------------------------- specs
 
 def cmd_specs(ns) -> int:
-    from . import specs
-    for name in ("filter2d", "conv2d", "sobel", "matvec", "kron", "kron_blocks"):
-        fn = getattr(specs, name, None)
-        if fn is None:
-            continue
+    from . import ops
+    for rec in ops.records():
+        fn = rec.spec
         doc = (fn.__doc__ or "").strip().splitlines()
-        console.print(f"[bold]refconv.specs.{name}[/] — {doc[0] if doc else ''}")
+        where = "refconv.specs" if fn.__module__.startswith("refconv.specs.") else fn.__module__
+        console.print(f"[bold]{where}.{fn.__name__}[/] — {doc[0] if doc else ''}")
     return 0
 
 

@@ -171,9 +171,8 @@ def _cudnn(tf32: bool, op: str):
         else:
             x = _cuda_tensor(problem.inputs["x"])
             w = _cuda_tensor(problem.inputs["w"])
-            o = problem.options
-            kw = {"stride": o.get("stride", 1), "padding": o.get("padding", 0), "dilation": o.get("dilation", 1),
-                  "groups": problem.dims["groups"]}
+            kw = {k: problem.option(k) for k in ("stride", "padding", "dilation")}
+            kw["groups"] = problem.dims["groups"]
             if "bias" in problem.inputs:
                 kw["bias"] = _cuda_tensor(problem.inputs["bias"])
 
@@ -279,9 +278,8 @@ def _torch_cpu_conv2d(problem):
     import torch
     import torch.nn.functional as F
     x, w = torch.from_numpy(np.array(problem.inputs["x"])), torch.from_numpy(np.array(problem.inputs["w"]))
-    o = problem.options
-    kw = {"stride": o.get("stride", 1), "padding": o.get("padding", 0), "dilation": o.get("dilation", 1),
-          "groups": problem.dims["groups"]}
+    kw = {k: problem.option(k) for k in ("stride", "padding", "dilation")}
+    kw["groups"] = problem.dims["groups"]
     if "bias" in problem.inputs:
         kw["bias"] = torch.from_numpy(np.array(problem.inputs["bias"]))
     return _cpu_timed(lambda: F.conv2d(x, w, **kw))

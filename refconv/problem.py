@@ -55,113 +55,40 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .variant import OPS, Range
+from . import ops
+from .oprecord import OpRecord
 
 FILL_KINDS = ("zero", "one", "delta", "ramp", "exact", "extreme", "random", "special", "onehot", "ties",
               "sparse", "edge")
 
 
-@dataclass(frozen=True)
-class OpDef:
-    """The shape of one op's problem space: dims with their full default domains, options with
-    theirs, input names, and how dims map to input shapes."""
-
-    name: str
-    dims: Mapping[str, Any]       # dim -> default domain (tuple of values or Range)
-    options: Mapping[str, Any]    # spec option -> default domain (tuple of values)
-    inputs: tuple                 # input names, in spec argument order
-
-    def input_shapes(self, d: Mapping[str, Any]) -> dict:
-        return _SHAPES[self.name](d)
-
-    def input_dtype(self, name: str, d: Mapping[str, Any]) -> np.dtype:
-        return np.dtype(_DTYPES[self.name](name, d))
+#: An op's problem space is its record (:class:`refconv.oprecord.OpRecord`, next to its spec).
+OpDef = OpRecord
 
 
-def _filter2d_shapes(d):
-    img = (d["h"], d["w"]) if d["c"] == 0 else (d["c"], d["h"], d["w"])
-    return {"image": img, "weights": (d["kh"], d["kw"])}
+class _OpDefs(Mapping):
+    """op name -> its record, read from :mod:`refconv.ops` when used (a view: an op registered
+    later shows)."""
+
+    def __getitem__(self, op):
+        if not ops.has(op):
+            raise KeyError(op)
+        return ops.get(op)
+
+    def __iter__(self):
+        return iter(ops.names())
+
+    def __len__(self):
+        return len(ops.names())
+
+    def __repr__(self):
+        return f"OPDEFS({', '.join(ops.names())})"
 
 
-def _filter2d_dtypes(name, d):
-    if name == "image":
-        return d["dtype"]
-    return "float64" if d["dtype"] == "float64" else "float32"
-
-
-def _conv2d_shapes(d):
-    shapes = {"x": (d["n"], d["c"], d["h"], d["w"]), "w": (d["m"], d["c"] // d["groups"], d["r"], d["s"])}
-    if d["bias"]:
-        shapes["bias"] = (d["m"],)
-    return shapes
-
-
-def _sobel_shapes(d):
-    return {"image": (d["h"], d["w"]) if d["channels"] == 0 else (d["h"], d["w"], d["channels"])}
-
-
-_SHAPES = {
-    "filter2d": _filter2d_shapes,
-    "conv2d": _conv2d_shapes,
-    "sobel": _sobel_shapes,
-    "matvec": lambda d: {"m": (d["rows"], d["cols"]), "v": (d["cols"],)},
-    "kron": lambda d: {"a": (d["m"], d["n"]), "b": (d["p"], d["q"])},
-}
-_DTYPES = {
-    "filter2d": _filter2d_dtypes,
-    "conv2d": lambda name, d: d["dtype"],
-    "sobel": lambda name, d: d["dtype"],
-    "matvec": lambda name, d: d["dtype"],
-    "kron": lambda name, d: d["dtype"],
-}
-
-BOUNDARIES = ("zero", "replicate", "reflect", "wrap", "valid")
-
-#: The spec's whole domain per op.  Sizes are unbounded above (``Range(lo)``): what is cheap to
-#: draw is the profiles' business (:mod:`refconv.profiles`), what a kernel implements is its
-#: variant's ``supports``.
-OPDEFS: dict[str, OpDef] = {
-    "filter2d": OpDef(
-        "filter2d",
-        dims={"dtype": ("uint8", "float32", "float64"), "c": Range(0), "h": Range(1),
-              "w": Range(1), "kh": Range(1), "kw": Range(1)},
-        options={"boundary": BOUNDARIES, "flip": (False, True),
-                 "accumulator": ("float32", "int", "float64"), "shift": Range(0, 8),
-                 "rounding": ("trunc", "nearest-even"), "cast": ("saturate", "wrap"),
-                 "out_dtype": (None, "uint8", "int8", "uint16", "int16", "int32", "float32", "float64")},
-        inputs=("image", "weights"),
-    ),
-    "conv2d": OpDef(
-        "conv2d",
-        dims={"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": Range(1),
-              "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1),
-              "groups": Range(1, 1), "bias": (0, 1)},
-        options={"stride": Range(1), "padding": Range(0), "dilation": Range(1)},
-        inputs=("x", "w", "bias"),
-    ),
-    "sobel": OpDef(
-        "sobel",
-        dims={"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(1), "w": Range(1)},
-        options={"magnitude": ("l1", "l2"), "boundary": BOUNDARIES,
-                 "out_dtype": ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64"),
-                 "cast": ("saturate", "wrap"), "rounding": ("trunc", "nearest-even")},
-        inputs=("image",),
-    ),
-    "matvec": OpDef(
-        "matvec",
-        dims={"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)},
-        options={},
-        inputs=("m", "v"),
-    ),
-    "kron": OpDef(
-        "kron",
-        dims={"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
-              "p": Range(1), "q": Range(1)},
-        options={},
-        inputs=("a", "b"),
-    ),
-}
-assert set(OPDEFS) == set(OPS)
+#: The spec's whole domain per op (``OPDEFS[op].dims`` / ``.options``), from the op records.
+#: Sizes are unbounded above (``Range(lo)``): what is cheap to draw is the profiles' business
+#: (:mod:`refconv.profiles`), what a kernel implements is its variant's ``supports``.
+OPDEFS: Mapping[str, OpRecord] = _OpDefs()
 
 
 # ----------------------------------------------------------------------------- fills
@@ -279,9 +206,6 @@ def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "
     return a
 
 
-_ROLES = {("filter2d", "weights"): "weights", ("conv2d", "w"): "weights", ("filter2d", "image"): "pixels",
-          ("sobel", "image"): "pixels"}
-
 
 # ----------------------------------------------------------------------------- problem
 
@@ -305,8 +229,6 @@ def _parse_value(s: str):
     return s
 
 
-_BOOL_OPTIONS = {"flip"}
-
 
 @dataclass(frozen=True, eq=False)
 class Problem:
@@ -320,9 +242,7 @@ class Problem:
     fills: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.op not in OPDEFS:
-            raise ValueError(f"op {self.op!r} not accepted; accepted: {tuple(OPDEFS)}")
-        od = OPDEFS[self.op]
+        od = ops.get(self.op)
         missing = [k for k in od.dims if k not in self.dims]
         if missing:
             raise ValueError(f"{self.op} problem: missing dims {missing}; required: {list(od.dims)}")
@@ -344,28 +264,38 @@ class Problem:
         object.__setattr__(self, "_cache", {})
 
     # -- data
+    @property
+    def record(self) -> OpRecord:
+        """The op's record (:mod:`refconv.ops`)."""
+        return ops.get(self.op)
+
+    def option(self, name: str):
+        """Spec option ``name``: this problem's value, else the spec's default (read from the
+        spec's signature through the op record, so a backend cannot drift from it)."""
+        return self.options[name] if name in self.options else self.record.default(name)
+
     def input_shapes(self) -> dict:
-        return OPDEFS[self.op].input_shapes(self.dims)
+        return self.record.input_shapes(self.dims)
 
     @property
     def inputs(self) -> dict:
-        """Input arrays by name (``filter2d``: image, weights; ``conv2d``: x, w[, bias];
-        ``sobel``: image; ``matvec``: m, v; ``kron``: a, b).  Generated once, then cached."""
+        """Input arrays by name, in the record's order (``filter2d``: image, weights; ``conv2d``:
+        x, w[, bias]; ``sobel``: image; ``matvec``: m, v; ``kron``: a, b).  Generated once, then
+        cached."""
         c = self._cache
         if "inputs" not in c:
-            od = OPDEFS[self.op]
+            od = self.record
             out = {}
             for name, shape in self.input_shapes().items():
                 kind, _, seed = self.fills[name].partition(".")
-                role = _ROLES.get((self.op, name), "data")
-                out[name] = make_fill(kind, int(seed), shape, od.input_dtype(name, self.dims), role)
+                out[name] = make_fill(kind, int(seed), shape, od.input_dtype(name, self.dims), od.input_role(name))
                 out[name].setflags(write=False)
             c["inputs"] = out
         return c["inputs"]
 
     def input_nbytes(self) -> int:
         """Bytes of all inputs, from the dims (the arrays are not materialised)."""
-        od = OPDEFS[self.op]
+        od = self.record
         return sum(int(np.prod(shape, dtype=np.int64)) * od.input_dtype(name, self.dims).itemsize
                    for name, shape in self.input_shapes().items())
 
@@ -376,25 +306,20 @@ class Problem:
         return p
 
     def spec_args(self) -> tuple[list, dict]:
-        """Positional inputs and keyword options for ``refconv.specs.<op>``."""
-        ins = self.inputs
-        args = [ins[n] for n in OPDEFS[self.op].inputs if n in ins]
-        kwargs = dict(self.options)
-        if self.op == "conv2d":
-            if "bias" not in ins:
-                args.append(None)
-            kwargs["groups"] = self.dims["groups"]
-        return args, kwargs
+        """Positional inputs and keyword arguments of the op's spec (``self.record.spec``): the
+        inputs in order (None for an absent optional one), the options and the record's
+        ``spec_dims``."""
+        return self.record.spec_args(self.inputs, self.options, self.dims)
 
     # -- the output buffer
     def output(self) -> np.ndarray:
         """Plugin API 1 (deprecated): the buffer an API-1 ``run(problem, **params)`` writes into,
         set by the checker before such a run; outside it, a zero-filled buffer of the spec's
-        output shape.  API-2 variants get their buffer as ``run(problem, out, **params)``."""
+        output layout (the record's ``output_layout``, from the dims and options; the spec is not
+        run).  API-2 variants get their buffer as ``run(problem, out, **params)``."""
         c = self._cache
         if "out" not in c:
-            from .checking import expected_output_layout
-            shape, dtype = expected_output_layout(self, "all")
+            shape, dtype = self.record.output_layout(self.dims, self.options)
             c["out"] = np.zeros(shape, dtype)
         return c["out"]
 
@@ -403,7 +328,7 @@ class Problem:
 
     # -- descriptor
     def descriptor(self) -> str:
-        od = OPDEFS[self.op]
+        od = self.record
         dims = ",".join(f"{k}={_fmt(self.dims[k])}" for k in od.dims)
         opts = ",".join(f"{k}={_fmt(v)}" for k, v in self.options.items())
         fills = ",".join(f"{k}={self.fills[k]}" for k in self.input_shapes())
@@ -427,10 +352,11 @@ class Problem:
             return out
 
         dims = {k: _parse_value(v) for k, v in kv(dims_s, "dims").items()}
+        bools = ops.get(op).bool_options
         opts = {}
         for k, v in kv(opts_s, "options").items():
             val = _parse_value(v)
-            opts[k] = bool(val) if k in _BOOL_OPTIONS else val
+            opts[k] = bool(val) if k in bools else val
         return cls(op, dims, opts, kv(fills_s, "fills"))
 
     def __eq__(self, other):

@@ -7,7 +7,7 @@ interior).  Intermediate results (a gray image, partial sums) are not counted:
 an implementation that keeps them on chip moves nothing more.
 
 FLOPs (a multiply and an add count as two): the spec's arithmetic with zero taps of fixed masks
-left out:
+left out (each op record's ``flops``):
 
 * ``filter2d``: ``2·kh·kw`` per output element (every channel);
 * ``conv2d``: ``2·(c/groups)·r·s`` per output element, plus one add per element for a bias;
@@ -45,25 +45,8 @@ class Work:
 
 def output_layout(problem: Problem) -> tuple[tuple, np.dtype]:
     """(shape, dtype) of the spec's output, from the dims and options alone (no spec run, so a
-    problem too large for the host can still be sized)."""
-    d, o = problem.dims, problem.options
-    if problem.op == "filter2d":
-        valid = o.get("boundary", "zero") == "valid"
-        hw = (d["h"] - d["kh"] + 1, d["w"] - d["kw"] + 1) if valid else (d["h"], d["w"])
-        return ((d["c"],) if d["c"] else ()) + hw, np.dtype(o.get("out_dtype") or d["dtype"])
-    if problem.op == "conv2d":
-        st, pad, dil = o.get("stride", 1), o.get("padding", 0), o.get("dilation", 1)
-        ho = (d["h"] + 2 * pad - dil * (d["r"] - 1) - 1) // st + 1
-        wo = (d["w"] + 2 * pad - dil * (d["s"] - 1) - 1) // st + 1
-        return (d["n"], d["m"], ho, wo), np.dtype(d["dtype"])
-    if problem.op == "sobel":
-        valid = o.get("boundary", "valid") == "valid"
-        return ((d["h"] - 2, d["w"] - 2) if valid else (d["h"], d["w"])), np.dtype(o.get("out_dtype") or "uint8")
-    if problem.op == "matvec":
-        return (d["rows"],), np.dtype(d["dtype"])
-    if problem.op == "kron":
-        return (d["m"] * d["p"], d["n"] * d["q"]), np.dtype(d["dtype"])
-    raise ValueError(f"roofline: op {problem.op!r} not accepted; accepted: filter2d, conv2d, sobel, matvec, kron")
+    problem too large for the host can still be sized): the op record's ``output_layout``."""
+    return problem.record.output_layout(problem.dims, problem.options)
 
 
 def _out_elems(problem: Problem) -> tuple[int, int]:
@@ -73,26 +56,11 @@ def _out_elems(problem: Problem) -> tuple[int, int]:
 
 
 def _in_bytes(problem: Problem) -> int:
-    from .problem import OPDEFS
-    od = OPDEFS[problem.op]
-    return sum(int(np.prod(s, dtype=np.int64)) * od.input_dtype(name, problem.dims).itemsize
-               for name, s in problem.input_shapes().items())
+    return problem.input_nbytes()
 
 
 def _flops(problem: Problem, n_out: int) -> int:
-    d = problem.dims
-    if problem.op == "filter2d":
-        return 2 * d["kh"] * d["kw"] * n_out
-    if problem.op == "conv2d":
-        return 2 * (d["c"] // d["groups"]) * d["r"] * d["s"] * n_out + (n_out if d["bias"] else 0)
-    if problem.op == "sobel":
-        gray = 5 * d["h"] * d["w"] if d["channels"] in (3, 4) else 0
-        return (2 * 2 * 6 + 3) * n_out + gray
-    if problem.op == "matvec":
-        return 2 * d["rows"] * d["cols"]
-    if problem.op == "kron":
-        return n_out
-    raise ValueError(f"roofline: op {problem.op!r} not accepted; accepted: filter2d, conv2d, sobel, matvec, kron")
+    return problem.record.count_flops(problem.dims, problem.options, n_out)
 
 
 def work(problem: Problem) -> Work:

@@ -10,14 +10,17 @@ The strategies hunt edge cases on purpose:
   ``delta`` images, mixed-sign weights, NaN/Inf/−0 (``special``, floats only), benchdnn-style
   exactly-representable data (``exact``/``ramp``, so comparison is bitwise) mixed with general
   ``random`` floats; two examples in three draw a pairing of fills aimed at one bug class
-  (:data:`_COMBOS`: full-significand data times ``onehot`` powers of two, bitwise at any n;
-  ``sparse`` zero/tiny weights on NaN/Inf/huge pixels; ``ties``; saturation ``edge`` values);
+  (the op record's ``fill_combos``: full-significand data times ``onehot`` powers of two,
+  bitwise at any n; ``sparse`` zero/tiny weights on NaN/Inf/huge pixels; ``ties``; saturation
+  ``edge`` values);
 * every option value a variant's ``supports`` admits (filter2d ``accumulator`` and ``out_dtype``,
   sobel ``out_dtype``; rounding/cast only where they apply, i.e. integer outputs);
 * launch parameters are drawn first, from each :class:`~refconv.variant.Param`'s values, and a
   variant's ``constraint`` filters impossible combinations.
 
 Every drawn problem respects ``variant.supports`` intersected with the profile's size caps.
+What an op's problem is, and how one is drawn, is its record's (:class:`refconv.oprecord.OpRecord`:
+``draw`` with a :class:`Drawer`, else every dim then every option from its domain).
 """
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ from hypothesis import strategies as st
 
 import numpy as np
 
-from .problem import FILL_KINDS, OPDEFS, Problem
+from . import ops
+from .problem import FILL_KINDS, Problem
 from .profiles import Profile, get_profile
 from .variant import Range, Variant
 
@@ -40,10 +44,11 @@ _INT_FILLS = tuple(k for k in FILL_KINDS if k != "special")
 
 def domain(variant: Variant, key: str, profile: Profile | None = None):
     """The values ``key`` may take for ``variant``: its declared support, else the op's default
-    domain.  With a ``profile``, a ``Range``'s upper end is capped by the profile (never below
-    the lower bound), and a size the profile fixes (one of its whole configurations) is the only
-    value, or the draw is rejected when the variant does not support it."""
-    od = OPDEFS[variant.op]
+    domain.  With a ``profile``, a ``Range``'s upper end is capped by the profile, or for a dim
+    it does not cap by the op record's ``caps`` for that profile (never below the lower bound),
+    and a size the profile fixes (one of its whole configurations) is the only value, or the
+    draw is rejected when the variant does not support it."""
+    od = ops.get(variant.op)
     dom = variant.supports.get(key, od.dims.get(key, od.options.get(key)))
     if dom is None:
         raise KeyError(f"{variant.id}: no domain for {key!r}")
@@ -55,10 +60,12 @@ def domain(variant: Variant, key: str, profile: Profile | None = None):
             reject()
         return (fixed[key],)
     if isinstance(dom, Range):
-        dom = dom.cap(profile.cap(variant.op, key))
+        cap = profile.cap(variant.op, key)
+        dom = dom.cap(cap if cap is not None else od.caps.get(profile.name, {}).get(key))
         if not dom.bounded:
             raise ValueError(f"profile {profile.name!r} does not cap {variant.op} dim {key!r} and "
-                             f"{variant.id} supports {dom!r}: add a cap for {key!r} to the profile")
+                             f"{variant.id} supports {dom!r}: add a cap for {key!r} to the profile or to the op "
+                             f"record's caps")
     return dom
 
 
@@ -92,26 +99,6 @@ def launch_params(variant: Variant):
     return st.fixed_dictionaries({p.name: st.sampled_from(p.values) for p in variant.params})
 
 
-#: Fills drawn together (two thirds of the examples), one per bug class they expose (see
-#: :mod:`refconv.problem` for the kinds):
-#: * a full-significand operand times a one-hot power of two: every output is one exact product,
-#:   so the comparison is bitwise at any n and an input rounded to TF32/bfloat16/float16 shows;
-#: * NaN/Inf/huge pixels under zero and tiny weights: kernels that skip those taps;
-#: * quarter-valued data: .5 ties (half-up vs half-to-even rounding);
-#: * values at the saturation edges.
-_COMBOS = {
-    "filter2d": ({"image": "random", "weights": "onehot"}, {"image": "special", "weights": "sparse"},
-                 {"image": "edge", "weights": "sparse"}, {"image": "random", "weights": "ties"},
-                 {"image": "edge", "weights": "edge"}, {"image": "random", "weights": "edge"},
-                 {"image": "ties", "weights": "ties"}),
-    "conv2d": ({"x": "random", "w": "onehot", "bias": "zero"}, {"x": "onehot", "w": "random", "bias": "zero"},
-               {"x": "special", "w": "sparse"}, {"x": "edge", "w": "sparse"}),
-    "matvec": ({"m": "random", "v": "onehot"}, {"m": "onehot", "v": "random"}, {"m": "sparse", "v": "special"}),
-    "sobel": ({"image": "ties"}, {"image": "ties"}, {"image": "edge"}),
-    "kron": ({"a": "edge", "b": "edge"},),
-}
-
-
 def _allowed_kinds(variant, name, dtype):
     kinds = FILL_KINDS if str(dtype).startswith("float") else _INT_FILLS
     allowed = variant.supports.get(f"fill.{name}")
@@ -121,10 +108,14 @@ def _allowed_kinds(variant, name, dtype):
 
 
 def _fills(draw, variant, names_dtypes):
-    """One fill per input: two times in three a combination from :data:`_COMBOS` that the variant's
-    support and the dtypes admit, otherwise (and for inputs it leaves out) independent kinds."""
+    """One fill per input: two times in three a combination from the record's ``fill_combos`` (one
+    per bug class: a full-significand operand times a one-hot power of two, so that every output
+    is one exact product and an input rounded to TF32/bfloat16/float16 shows; NaN/Inf/huge pixels
+    under zero and tiny weights; quarter-valued .5 ties; values at the saturation edges) that the
+    variant's support and the dtypes admit, otherwise (and for inputs it leaves out) independent
+    kinds."""
     kinds = {name: _allowed_kinds(variant, name, dtype) for name, dtype in names_dtypes}
-    combos = [c for c in _COMBOS.get(variant.op, ())
+    combos = [c for c in ops.get(variant.op).fill_combos
               if all(c[n] in kinds[n] for n in kinds if n in c)]
     combo = draw(st.sampled_from(combos)) if combos and draw(st.integers(0, 2)) else {}
     fills = {}
@@ -144,88 +135,44 @@ def _moduli(params: dict) -> set:
     return mods
 
 
-def _draw_filter2d(draw, v, prof, moduli):
-    dom = lambda k: domain(v, k, prof)  # noqa: E731
-    d = {"dtype": _pick(draw, dom("dtype")), "c": _pick(draw, dom("c")),
-         "h": _size(draw, dom("h"), moduli), "w": _size(draw, dom("w"), moduli),
-         "kh": _pick(draw, dom("kh")), "kw": _pick(draw, dom("kw"))}
-    o = {"boundary": _pick(draw, dom("boundary")), "flip": _pick(draw, dom("flip"))}
-    if d["dtype"] == "uint8":
-        accs = tuple(a for a in dom("accumulator") if a in ("float32", "int", "float64"))
-        assume(accs)
-        o["accumulator"] = draw(st.sampled_from(accs))
-        o["shift"] = _pick(draw, dom("shift"))
-        out = _pick(draw, dom("out_dtype"))
-        if out is not None:
-            o["out_dtype"] = out
-        if out is None or not out.startswith("float"):   # rounding / cast apply to integer outputs
-            if o["accumulator"] != "int":
-                o["rounding"] = _pick(draw, dom("rounding"))
-            o["cast"] = _pick(draw, dom("cast"))
-    else:
-        accs = tuple(a for a in dom("accumulator") if a == d["dtype"])
-        if "accumulator" in v.supports:
-            assume(accs)
-        outs = tuple(x for x in dom("out_dtype") if x in (None, d["dtype"]))
-        assume(outs)
-        out = draw(st.sampled_from(outs))
-        if out is not None:
-            o["out_dtype"] = out
-    wdt = "float64" if d["dtype"] == "float64" else "float32"
-    fills = _fills(draw, v, [("image", d["dtype"]), ("weights", wdt)])
-    return d, o, fills
+class Drawer:
+    """What an op record's ``draw`` draws with: values from the domains of one variant (its
+    ``supports`` over the op's domains, capped by the profile; see :func:`domain`)."""
+
+    def __init__(self, draw, variant: Variant, profile: Profile, moduli):
+        self._draw, self.variant, self._profile, self._moduli = draw, variant, profile, moduli
+
+    def dom(self, key: str):
+        """The domain of dim or option ``key``."""
+        return domain(self.variant, key, self._profile)
+
+    def declared(self, key: str) -> bool:
+        """Whether the variant's ``supports`` names ``key``."""
+        return key in self.variant.supports
+
+    def pick(self, key: str):
+        """Any value of ``key``'s domain."""
+        return _pick(self._draw, self.dom(key))
+
+    def size(self, key: str):
+        """A size from ``key``'s domain, favouring k·m−1, k·m, k·m+1 for the launch parameters m."""
+        return _size(self._draw, self.dom(key), self._moduli)
+
+    def one_of(self, values):
+        return self._draw(st.sampled_from(tuple(values)))
+
+    def assume(self, condition) -> None:
+        """Reject this draw unless ``condition`` holds."""
+        assume(condition)
 
 
-def _conv2d_window_fits(d, o) -> bool:
-    """The dilated window fits the padded input: H + 2·pad ≥ dil·(R − 1) + 1 (and likewise W)."""
-    p, dl = o["padding"], o["dilation"]
-    return d["h"] + 2 * p >= dl * (d["r"] - 1) + 1 and d["w"] + 2 * p >= dl * (d["s"] - 1) + 1
-
-
-def _draw_conv2d(draw, v, prof, moduli):
-    dom = lambda k: domain(v, k, prof)  # noqa: E731
-    d = {k: _pick(draw, dom(k)) for k in ("dtype", "n", "c", "m", "r", "s", "groups", "bias")}
-    d["h"] = _size(draw, dom("h"), moduli)
-    d["w"] = _size(draw, dom("w"), moduli)
-    assume(d["c"] % d["groups"] == 0 and d["m"] % d["groups"] == 0)
-    o = {k: _pick(draw, dom(k)) for k in ("stride", "padding", "dilation")}
-    assume(_conv2d_window_fits(d, o))
-    names = [("x", d["dtype"]), ("w", d["dtype"])] + ([("bias", d["dtype"])] if d["bias"] else [])
-    return d, o, _fills(draw, v, names)
-
-
-def _draw_sobel(draw, v, prof, moduli):
-    dom = lambda k: domain(v, k, prof)  # noqa: E731
-    d = {"dtype": _pick(draw, dom("dtype")), "channels": _pick(draw, dom("channels")),
-         "h": _size(draw, dom("h"), moduli), "w": _size(draw, dom("w"), moduli)}
-    assume(d["channels"] == 0 or d["dtype"] == "uint8")
-    o = {"magnitude": _pick(draw, dom("magnitude")), "boundary": _pick(draw, dom("boundary")),
-         "out_dtype": _pick(draw, dom("out_dtype"))}
-    if not o["out_dtype"].startswith("float"):     # rounding / cast apply to integer outputs
-        o["cast"] = _pick(draw, dom("cast"))
-        o["rounding"] = _pick(draw, dom("rounding"))
-    else:
-        assume(d["dtype"] != "float64" or o["out_dtype"] != "float32")
-    return d, o, _fills(draw, v, [("image", d["dtype"])])
-
-
-def _draw_matvec(draw, v, prof, moduli):
-    dom = lambda k: domain(v, k, prof)  # noqa: E731
-    d = {"dtype": _pick(draw, dom("dtype")), "rows": _size(draw, dom("rows"), moduli),
-         "cols": _size(draw, dom("cols"), moduli)}
-    return d, {}, _fills(draw, v, [("m", d["dtype"]), ("v", d["dtype"])])
-
-
-def _draw_kron(draw, v, prof, moduli):
-    dom = lambda k: domain(v, k, prof)  # noqa: E731
-    d = {"dtype": _pick(draw, dom("dtype"))}
-    for k in ("m", "n", "p", "q"):
-        d[k] = _size(draw, dom(k), moduli)
-    return d, {}, _fills(draw, v, [("a", d["dtype"]), ("b", d["dtype"])])
-
-
-_DRAW = {"filter2d": _draw_filter2d, "conv2d": _draw_conv2d, "sobel": _draw_sobel,
-         "matvec": _draw_matvec, "kron": _draw_kron}
+def _draw_default(rec, dr: Drawer):
+    """Every dim (sizes favouring the launch parameters' multiples), then every option, from
+    their domains; then the record's validity rule."""
+    d = {k: dr.size(k) for k in rec.dims}
+    o = {k: dr.pick(k) for k in rec.options}
+    dr.assume(rec.why_invalid(d, o) is None)
+    return d, o
 
 
 class _Moduli(set):
@@ -245,8 +192,12 @@ def cases(draw, variant: Variant, profile: Profile | str = "ci"):
         _FIXED[id(prof)] = draw(st.sampled_from(shapes))
     moduli = _Moduli(_moduli(params))
     moduli.multiples = prof.multiples
+    rec = ops.get(variant.op)
     try:
-        d, o, fills = _DRAW[variant.op](draw, variant, prof, moduli)
+        dr = Drawer(draw, variant, prof, moduli)
+        d, o = rec.draw(dr) if rec.draw is not None else _draw_default(rec, dr)
+        assume(rec.why_invalid(d, o) is None)       # whatever the record's draw does
+        fills = _fills(draw, variant, [(n, rec.input_dtype(n, d)) for n in rec.input_shapes(d)])
     finally:
         _FIXED.pop(id(prof), None)
     problem = Problem(variant.op, d, o, fills)
@@ -265,20 +216,8 @@ def host_memory() -> int:
 
 
 def _output_elements(problem: Problem) -> int:
-    d, o = problem.dims, problem.options
-    if problem.op == "filter2d":
-        return max(d["c"], 1) * d["h"] * d["w"]
-    if problem.op == "sobel":
-        return d["h"] * d["w"]
-    if problem.op == "conv2d":
-        pad = o.get("padding", 0)
-        pad = max(pad) if isinstance(pad, tuple) else pad
-        return d["n"] * d["m"] * (d["h"] + 2 * pad) * (d["w"] + 2 * pad)
-    if problem.op == "matvec":
-        return d["rows"]
-    if problem.op == "kron":
-        return d["m"] * d["n"] * d["p"] * d["q"]
-    return 0
+    shape, _ = problem.record.output_layout(problem.dims, problem.options)
+    return int(np.prod(shape, dtype=np.int64))
 
 
 def host_bytes(problem: Problem, variant: Variant | None = None) -> int:
@@ -290,11 +229,6 @@ def host_bytes(problem: Problem, variant: Variant | None = None) -> int:
     return 8 * n
 
 
-def problems(variant: Variant, profile: Profile | str = "ci"):
-    """A strategy for problems only (launch parameters at their defaults)."""
-    return cases(variant, profile).map(lambda pp: pp[0])
-
-
 def outside_support(variant: Variant, problem: Problem, params: dict) -> str | None:
     """Why ``(problem, params)`` is not a case the strategies could draw for ``variant`` (a dim
     outside its domain, the op's cross-dimension rules, ``variant.constraint``), or ``None``.
@@ -304,13 +238,9 @@ def outside_support(variant: Variant, problem: Problem, params: dict) -> str | N
         dom = domain(variant, k)
         if val not in dom:
             return f"{k}={val!r} outside {dom!r}"
-    if problem.op == "conv2d":
-        if d["c"] % d["groups"] or d["m"] % d["groups"]:
-            return f"groups={d['groups']} does not divide c={d['c']} and m={d['m']}"
-        if not _conv2d_window_fits(d, o):
-            return "the dilated window does not fit the padded input"
-    if problem.op == "sobel" and not (d["channels"] == 0 or d["dtype"] == "uint8"):
-        return f"channels={d['channels']} needs dtype uint8"
+    why = problem.record.why_invalid(d, o)
+    if why is not None:
+        return why
     for name, fill in problem.fills.items():
         allowed = variant.supports.get(f"fill.{name}")
         if allowed is not None and fill.partition(".")[0] not in allowed:

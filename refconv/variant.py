@@ -10,7 +10,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-OPS = ("filter2d", "conv2d", "sobel", "matvec", "kron")
+from collections.abc import Sequence as _SequenceABC
+
+from . import ops as _ops
+
+
+class _OpNames(_SequenceABC):
+    """The names of the registered ops (:mod:`refconv.ops`), read when used: a tuple-like view,
+    so an op registered later (:func:`refconv.ops.register_op`) is accepted."""
+
+    def __getitem__(self, i):
+        return _ops.names()[i]
+
+    def __len__(self):
+        return len(_ops.names())
+
+    def __contains__(self, op):
+        return isinstance(op, str) and _ops.has(op)
+
+    def __eq__(self, other):
+        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, _OpNames)) else other)
+
+    def __hash__(self):
+        return hash(tuple(self))
+
+    def __repr__(self):
+        return repr(_ops.names())
+
+
+#: the op names (the built-in ones: filter2d, conv2d, sobel, matvec, kron)
+OPS = _OpNames()
 
 #: The plugin API version.  2: ``run(problem, out, **params)`` writes into the ``out`` it is
 #: given (an array, or a :class:`refconv.sink.RowSink` for ``output="rows"``).  1 (deprecated,
@@ -128,7 +157,7 @@ class Variant:
 
     def __post_init__(self):
         if self.op not in OPS:
-            raise ValueError(f"Variant {self.name!r}: op {self.op!r} is not one of {OPS}")
+            raise ValueError(f"Variant {self.name!r}: op {self.op!r} is not one of {tuple(OPS)}")
         if self.writes not in WRITES:
             raise ValueError(f"Variant {self.id}: writes={self.writes!r}, accepted: {WRITES}")
         if self.output not in OUTPUTS:

@@ -1,7 +1,14 @@
-"""``conv2d``: NCHW 2-D convolution layer (cross-correlation), torch.nn.functional.conv2d semantics."""
+"""``conv2d``: NCHW 2-D convolution layer (cross-correlation), torch.nn.functional.conv2d semantics.
+
+The module also holds the op's record (``RECORD``: domains, drawing, acceptance, bench problems).
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from refconv.dotbound import dot
+from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.variant import Range
 
 from ._validate import as_array, int_pair, integer
 
@@ -103,3 +110,132 @@ def conv2d(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1):
         if a["bias"] is not None:
             out += a["bias"].astype(np.float64)[None, :, None, None]
         return out.astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- acceptance
+
+def accepted(inputs: dict, o: dict):
+    """The accepted set of ``conv2d(x, w, bias, **o)`` (``o`` complete, ``groups`` included): one
+    dot product per output element, n = C/groups*R*S terms (+1 with bias)."""
+    a = resolve(inputs["x"], inputs["w"], inputs.get("bias"), o["stride"], o["padding"],
+                o["dilation"], o["groups"])
+    x, w, bias = a["x"], a["w"], a["bias"]
+    n_, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    mg = m // a["groups"]
+    shape = (n_, m, a["oh"], a["ow"])
+
+    def taps():
+        for i, j, xw in windows(a):
+            for ci in range(cg):
+                idx = (np.arange(m) // mg) * cg + ci
+                yield w[:, ci, i, j][None, :, None, None], xw[:, idx], None
+        if bias is not None:
+            yield np.ones((), x.dtype), bias[None, :, None, None], None
+
+    return dot(taps(), shape, x.dtype)[0]
+
+
+# ----------------------------------------------------------------------------- the record
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _shapes(d):
+    shapes = {"x": (d["n"], d["c"], d["h"], d["w"]), "w": (d["m"], d["c"] // d["groups"], d["r"], d["s"])}
+    if d["bias"]:
+        shapes["bias"] = (d["m"],)
+    return shapes
+
+
+def _layout(d, o):
+    (sh, sw), (ph, pw), (dh, dw) = _pair(o["stride"]), _pair(o["padding"]), _pair(o["dilation"])
+    ho = (d["h"] + 2 * ph - dh * (d["r"] - 1) - 1) // sh + 1
+    wo = (d["w"] + 2 * pw - dw * (d["s"] - 1) - 1) // sw + 1
+    return (d["n"], d["m"], max(ho, 0), max(wo, 0)), d["dtype"]
+
+
+def _groups_divide(d) -> bool:
+    return d["c"] % d["groups"] == 0 and d["m"] % d["groups"] == 0
+
+
+def window_fits(d, o) -> bool:
+    """The dilated window fits the padded input: H + 2·pad ≥ dil·(R − 1) + 1 (and likewise W)."""
+    (ph, pw), (dh, dw) = _pair(o["padding"]), _pair(o["dilation"])
+    return d["h"] + 2 * ph >= dh * (d["r"] - 1) + 1 and d["w"] + 2 * pw >= dw * (d["s"] - 1) + 1
+
+
+def _validity(d, o):
+    if not _groups_divide(d):
+        return f"groups={d['groups']} does not divide c={d['c']} and m={d['m']}"
+    if not window_fits(d, o):
+        return "the dilated window does not fit the padded input"
+    return None
+
+
+def _draw(dr):
+    """Every dim but h, w from its domain; h, w favouring multiples of the launch parameters;
+    groups dividing c and m; stride, padding, dilation with the window fitting."""
+    d = {k: dr.pick(k) for k in ("dtype", "n", "c", "m", "r", "s", "groups", "bias")}
+    d["h"] = dr.size("h")
+    d["w"] = dr.size("w")
+    dr.assume(_groups_divide(d))
+    o = {k: dr.pick(k) for k in ("stride", "padding", "dilation")}
+    dr.assume(window_fits(d, o))
+    return d, o
+
+
+def _flops(d, o, n_out):
+    return 2 * (d["c"] // d["groups"]) * d["r"] * d["s"] * n_out + (n_out if d["bias"] else 0)
+
+
+def _cuconv(name, label, h, r, m, c):
+    """seed 004's Config {N, H, R, M, C}: square H x H images, R x R filters, padding (R-1)/2."""
+    return BenchProblem(
+        {"dtype": "float32", "n": 1, "c": c, "h": h, "w": h, "m": m, "r": r, "s": r, "groups": 1, "bias": 0},
+        {"stride": 1, "padding": (r - 1) // 2, "dilation": 1}, {"x": "random.1", "w": "random.2"},
+        name=f"cuconv-{name}" + (f"-{label}" if label else ""),
+        source="seeds/004_906959956e3859a4.txt §5.1" if label else "seeds/004_906959956e3859a4.txt §5.2",
+        note=f"N=1 H=W={h} R=S={r} M={m} C={c}")
+
+
+#: seed 004 (the cuconv study, §5.1-5.2): float32 NCHW, N = 1, H = W, R = S, padding (R-1)/2,
+#: stride 1.  The listing prints C = 348 for T5-5x5 A in its config table and C = 48 in its
+#: results table; 48 is the GoogLeNet 5x5 layer the configurations come from, and is used here.
+_PRESETS = tuple(
+    [_cuconv("T3-1x1", label, h, 1, m, c) for label, h, m, c in
+     (("A", 7, 256, 832), ("B", 14, 1024, 256), ("C", 27, 256, 64))]
+    + [_cuconv("T4-3x3", label, h, 3, m, c) for label, h, m, c in (("A", 4, 384, 192), ("B", 13, 384, 384))]
+    + [_cuconv("T5-5x5", "A", 7, 5, 128, 48)]
+    + [_cuconv(label, "", h, 3, m, c) for label, h, m, c in
+       (("E1", 32, 64, 64), ("E2", 32, 128, 128), ("E3", 64, 128, 128), ("E4", 64, 256, 256))])
+
+_BENCH_OPTIONS = {"stride": 1, "padding": 0, "dilation": 1}
+_BENCH_FILLS = {"x": "random.1", "w": "random.2"}
+
+RECORD = OpRecord(
+    name="conv2d",
+    spec=conv2d,
+    inputs=(Input("x"), Input("w", "weights"), Input("bias", optional=True)),
+    dims={"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": Range(1),
+          "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1),
+          "groups": Range(1, 1), "bias": (0, 1)},
+    options={"stride": Range(1), "padding": Range(0), "dilation": Range(1)},
+    spec_dims=("groups",),
+    shapes=_shapes,
+    layout=_layout,
+    validity=_validity,
+    draw=_draw,
+    fill_combos=({"x": "random", "w": "onehot", "bias": "zero"}, {"x": "onehot", "w": "random", "bias": "zero"},
+                 {"x": "special", "w": "sparse"}, {"x": "edge", "w": "sparse"}),
+    accept=accepted,
+    flops=_flops,
+    bench={"small": BenchProblem({"dtype": "float32", "n": 1, "c": 4, "h": 16, "w": 16, "m": 4, "r": 3, "s": 3,
+                                  "groups": 1, "bias": 0}, _BENCH_OPTIONS, _BENCH_FILLS),
+           "paper": BenchProblem({"dtype": "float32", "n": 1, "c": 64, "h": 32, "w": 32, "m": 64, "r": 3, "s": 3,
+                                  "groups": 1, "bias": 0}, _BENCH_OPTIONS, _BENCH_FILLS)},
+    presets=_PRESETS,
+    compile_dims={"h": 8, "w": 8, "c": 2, "r": 3, "s": 3, "m": 2, "n": 2},
+    order=20,
+)

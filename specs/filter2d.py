@@ -1,9 +1,16 @@
 """``filter2d``: 2-D correlation (or convolution) of a single- or multi-channel image with a small
 weight matrix, with the integer / rounding / border / overflow rules of GPU image kernels.
+
+The module also holds the op's record (``RECORD``: domains, drawing, acceptance, bench problems).
 """
 from __future__ import annotations
 
 import numpy as np
+
+from refconv.dotbound import dot
+from refconv.intervals import FSet, ISet
+from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.variant import Range
 
 from ._validate import (FLOAT_DTYPES, INT_OUT_DTYPES, as_array, boolean, choice, dtype_arg,
                         integer)
@@ -217,3 +224,173 @@ def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, s
         if out.kind == "f":
             return acc.astype(out)
         return cast_to_int(round_values(acc, a["rounding"]), out, a["cast"])
+
+
+# ----------------------------------------------------------------------------- acceptance
+# (the rules: refconv.tolerance)
+
+def _rn32_sum(a, b):
+    """``rn_float32(a + b)`` of float64 arrays, correctly rounded (no double rounding): ``a`` holds
+    float32 values, ``b`` any float64 value.  The float64 sum ``s`` and its exact error ``err``
+    (TwoSum) give the float32 result: ``float32(s)``, except where ``s`` is a float32 tie and
+    ``err != 0``, when the exact sum lies on the side of ``err``."""
+    with np.errstate(all="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+        r = s.astype(np.float32)
+        r64 = r.astype(np.float64)
+        toward = np.where(r64 > s, np.float32(-np.inf), np.float32(np.inf)).astype(np.float32)
+        other = np.nextafter(r, toward)
+        fin = np.isfinite(s) & np.isfinite(r64) & np.isfinite(other)
+        tie = fin & (r64 != s) & (np.abs(r64 - s) == np.abs(other.astype(np.float64) - s)) & (err != 0)
+        pick = np.where(err > 0, np.maximum(r, other), np.minimum(r, other))
+        return np.where(tie, pick, r)
+
+
+def int_accumulator_interval(taps, shape):
+    """Integer interval ``[lo, hi]`` of the paper-faithful int accumulator (``refconv.tolerance``).
+
+    One tap maps ``acc`` to ``g(acc) = cvt_rzi_sat(rn32(rn32(float(acc)) + p))``, where ``p`` is
+    the product: ``rn32(w*x)`` (the spec) or the exact ``w*x`` (an FMA).  The int->float conversion
+    and the float add round to nearest, deterministic and monotone; so is the truncating,
+    saturating conversion.  ``g`` is therefore non-decreasing in ``acc`` and in ``p``, and the
+    exact image of ``[lo, hi]`` is ``[min_p g(lo), max_p g(hi)]``: only the FMA choice widens it.
+    Non-finite products are deterministic (NaN -> 0, +-Inf -> the int32 limits)."""
+    lo = np.zeros(shape, np.int64)
+    hi = np.zeros(shape, np.int64)
+    with np.errstate(all="ignore"):
+        for w, x in taps:
+            w32 = np.float32(w)
+            x = np.broadcast_to(np.asarray(x, np.float64), shape)
+            if not np.isfinite(w32):
+                v = lo.astype(np.float32) + w32 * x.astype(np.float32)
+                lo = hi = f32_to_int32_rz(v).astype(np.int64)
+                continue
+            p_round = (w32 * x.astype(np.float32)).astype(np.float64)   # the spec's rounded product
+            p_exact = np.float64(w32) * x                               # exact (24 + 8 bits); an FMA's
+            ends = []
+            for end, pick in ((lo, np.minimum), (hi, np.maximum)):
+                a = end.astype(np.float32).astype(np.float64)           # rn int -> float32
+                v = pick(_rn32_sum(a, p_round), _rn32_sum(a, p_exact))
+                ends.append(f32_to_int32_rz(v.astype(np.float32)).astype(np.int64))
+            lo, hi = ends
+    return lo, hi
+
+
+def accepted(inputs: dict, o: dict):
+    """The accepted set of ``filter2d(image, weights, **o)`` (``o`` complete): one dot product
+    per output element (n = KH*KW), then the shift, rounding and cast on the end points; the int
+    accumulator tap by tap (:func:`int_accumulator_interval`)."""
+    a = resolve(inputs["image"], inputs["weights"], o["boundary"], o["flip"], o["accumulator"],
+                o["shift"], o["rounding"], o["cast"], o["out_dtype"])
+    img, out, work = a["image"], a["out_dtype"], a["work"]
+    kh, kw = a["weights"].shape
+    shape = img.shape[:-2] + out_hw(img.shape[-2], img.shape[-1], kh, kw, a["boundary"])
+    if a["accumulator"] == "int":
+        L, H = int_accumulator_interval(taps(a, np.float64), shape)
+        L, H = L >> a["shift"], H >> a["shift"]
+        if out.kind == "f":
+            return FSet(L.astype(out), H.astype(out), np.ones(shape, bool), *(np.zeros(shape, bool),) * 3)
+        fin = np.ones(shape, bool)
+        if a["cast"] == "saturate":
+            info = np.iinfo(out)
+            return ISet(np.clip(L, info.min, info.max), np.clip(H, info.min, info.max), fin, None, [], out)
+        return ISet(L, H, fin, np.iinfo(out).bits, [], out)
+    if 0 in shape:
+        fs = FSet(np.zeros(shape, work), np.zeros(shape, work), *(np.zeros(shape, bool),) * 4)
+    else:
+        fs = dot(((w, x, None) for w, x in taps(a)), shape, work)[0]
+    if a["shift"]:
+        k = work.type(2.0 ** -a["shift"])
+        fs = fs.map(lambda v: v * k)
+    if out.kind == "f":
+        return fs.to_float(out)
+    return fs.to_int(out, a["cast"], lambda v: round_values(v, a["rounding"]), cast_to_int)
+
+
+# ----------------------------------------------------------------------------- the record
+
+def _shapes(d):
+    img = (d["h"], d["w"]) if d["c"] == 0 else (d["c"], d["h"], d["w"])
+    return {"image": img, "weights": (d["kh"], d["kw"])}
+
+
+def _dtypes(name, d):
+    if name == "image":
+        return d["dtype"]
+    return "float64" if d["dtype"] == "float64" else "float32"
+
+
+def _layout(d, o):
+    hw = (max(d["h"] - d["kh"] + 1, 0), max(d["w"] - d["kw"] + 1, 0)) if o["boundary"] == "valid" \
+        else (d["h"], d["w"])
+    return ((d["c"],) if d["c"] else ()) + hw, np.dtype(o["out_dtype"] or d["dtype"])
+
+
+def _draw(dr):
+    """dtype, channels, sizes (h, w favouring multiples of the launch parameters), kernel size;
+    boundary and flip; for uint8 an accumulator, shift, out_dtype and (integer outputs only)
+    rounding and cast; for float images the image dtype throughout."""
+    d = {"dtype": dr.pick("dtype"), "c": dr.pick("c"), "h": dr.size("h"), "w": dr.size("w"),
+         "kh": dr.pick("kh"), "kw": dr.pick("kw")}
+    o = {"boundary": dr.pick("boundary"), "flip": dr.pick("flip")}
+    if d["dtype"] == "uint8":
+        accs = tuple(a for a in dr.dom("accumulator") if a in ("float32", "int", "float64"))
+        dr.assume(accs)
+        o["accumulator"] = dr.one_of(accs)
+        o["shift"] = dr.pick("shift")
+        out = dr.pick("out_dtype")
+        if out is not None:
+            o["out_dtype"] = out
+        if out is None or not out.startswith("float"):   # rounding / cast apply to integer outputs
+            if o["accumulator"] != "int":
+                o["rounding"] = dr.pick("rounding")
+            o["cast"] = dr.pick("cast")
+    else:
+        accs = tuple(a for a in dr.dom("accumulator") if a == d["dtype"])
+        if dr.declared("accumulator"):
+            dr.assume(accs)
+        outs = tuple(x for x in dr.dom("out_dtype") if x in (None, d["dtype"]))
+        dr.assume(outs)
+        out = dr.one_of(outs)
+        if out is not None:
+            o["out_dtype"] = out
+    return d, o
+
+
+#: the seed study's problem (seed 000): integer accumulator, ``>> 4``, wrap to uint8, valid interior
+_PAPER_OPTIONS = {"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"}
+_PAPER_FILLS = {"image": "random.1", "weights": "exact.2"}
+
+RECORD = OpRecord(
+    name="filter2d",
+    spec=filter2d,
+    inputs=(Input("image", "pixels"), Input("weights", "weights")),
+    dims={"dtype": ("uint8", "float32", "float64"), "c": Range(0), "h": Range(1), "w": Range(1),
+          "kh": Range(1), "kw": Range(1)},
+    options={"boundary": BOUNDARIES, "flip": (False, True), "accumulator": ("float32", "int", "float64"),
+             "shift": Range(0, 8), "rounding": ROUNDINGS, "cast": CASTS,
+             "out_dtype": (None, "uint8", "int8", "uint16", "int16", "int32", "float32", "float64")},
+    shapes=_shapes,
+    input_dtypes=_dtypes,
+    layout=_layout,
+    interior=lambda d: ((d["h"], d["w"]), (d["kh"] // 2, d["kw"] // 2)),
+    draw=_draw,
+    fill_combos=({"image": "random", "weights": "onehot"}, {"image": "special", "weights": "sparse"},
+                 {"image": "edge", "weights": "sparse"}, {"image": "random", "weights": "ties"},
+                 {"image": "edge", "weights": "edge"}, {"image": "random", "weights": "edge"},
+                 {"image": "ties", "weights": "ties"}),
+    accept=accepted,
+    flops=lambda d, o, n_out: 2 * d["kh"] * d["kw"] * n_out,
+    bench={"small": BenchProblem({"dtype": "uint8", "c": 0, "h": 64, "w": 64, "kh": 3, "kw": 3},
+                                 _PAPER_OPTIONS, _PAPER_FILLS),
+           "paper": BenchProblem({"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
+                                 _PAPER_OPTIONS, _PAPER_FILLS)},
+    presets=(BenchProblem({"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
+                          _PAPER_OPTIONS, _PAPER_FILLS, name="filter2d-u8-3x3-3072",
+                          source="seeds/000_4bc22224e0c2d458.txt Çizelge 3-5",
+                          note="with the coarsening table (GM/CM/SM, CF 2-16, _Vec)"),),
+    compile_dims={"h": 8, "w": 8, "kh": 3, "kw": 3, "c": 2},
+    order=10,
+)

@@ -1,7 +1,13 @@
-"""``kron`` / ``kron_blocks``: Kronecker product of two matrices, whole or streamed by row blocks."""
+"""``kron`` / ``kron_blocks``: Kronecker product of two matrices, whole or streamed by row blocks.
+
+The module also holds the op's record (``RECORD``: domains, row-block checking, bench problems).
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.variant import Range
 
 from ._validate import as_array, dtype_name, integer
 
@@ -92,3 +98,42 @@ def kron_blocks(a, b, rows, *, out=None):
                 yield r0, blk
 
     return gen()
+
+
+# ----------------------------------------------------------------------------- the record
+
+def _rows_of(inputs: dict):
+    """``(shape, dtype, rows_of)`` of the result, with ``rows_of(r0, r1)`` its rows ``r0 .. r1-1``
+    (the checker verifies a kron result block by block, never forming it whole)."""
+    a, b = resolve(inputs["a"], inputs["b"])
+    shape = (a.shape[0] * b.shape[0], a.shape[1] * b.shape[1])
+    return shape, a.dtype, lambda r0, r1: kron_rows(a, b, r0, r1)
+
+
+def _square(n, **kw):
+    return BenchProblem({"dtype": "float64", "m": n, "n": n, "p": n, "q": n}, {},
+                        {"a": "random.1", "b": "random.2"}, **kw)
+
+
+RECORD = OpRecord(
+    name="kron",
+    spec=kron,
+    inputs=(Input("a"), Input("b")),
+    dims={"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
+          "p": Range(1), "q": Range(1)},
+    shapes=lambda d: {"a": (d["m"], d["n"]), "b": (d["p"], d["q"])},
+    layout=lambda d, o: ((d["m"] * d["p"], d["n"] * d["q"]), d["dtype"]),
+    fill_combos=({"a": "edge", "b": "edge"},),
+    accept=None,          # exact: every element is one product
+    rows=_rows_of,
+    flops=lambda d, o, n_out: n_out,
+    bench={"small": _square(8), "paper": _square(200)},
+    #: seed 003 (Tablo 1): two n x n float64 matrices, n = 100 ... 360; from n = 300 only the
+    #: ``streamed`` variants run (the n² x n² result, 60-125 GB, does not fit a GPU)
+    presets=tuple(_square(n, name=f"kron-{n}", source="seeds/003_589ce5a1556f477e.txt Tablo 1",
+                          only="streamed" if n >= 300 else None,
+                          note=f"result {n * n}x{n * n}, {8 * n ** 4 / 1e9:.1f} GB")
+                  for n in range(100, 361, 20)),
+    compile_dims={"m": 2, "n": 2, "p": 3, "q": 3},
+    order=50,
+)

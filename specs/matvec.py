@@ -1,7 +1,14 @@
-"""``matvec``: matrix-vector product."""
+"""``matvec``: matrix-vector product.
+
+The module also holds the op's record (``RECORD``: domains, acceptance, bench problems).
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from refconv.dotbound import dot
+from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.variant import Range
 
 from ._validate import as_array
 
@@ -32,3 +39,35 @@ def matvec(m, v):
     a = resolve(m, v)
     with np.errstate(all="ignore"):
         return (a["m"].astype(np.float64) @ a["v"].astype(np.float64)).astype(a["m"].dtype)
+
+
+def accepted(inputs: dict, o: dict):
+    """The accepted set of ``matvec(m, v)``: one dot product per row, n = C terms."""
+    a = resolve(inputs["m"], inputs["v"])
+    m, v = a["m"], a["v"]
+    return dot(((m[:, k], v[k], None) for k in range(m.shape[1])), (m.shape[0],), m.dtype)[0]
+
+
+_FILLS = {"m": "random.1", "v": "random.2"}
+
+
+def _square(n, **kw):
+    return BenchProblem({"dtype": "float32", "rows": n, "cols": n}, {}, _FILLS, **kw)
+
+
+RECORD = OpRecord(
+    name="matvec",
+    spec=matvec,
+    inputs=(Input("m"), Input("v")),
+    dims={"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)},
+    shapes=lambda d: {"m": (d["rows"], d["cols"]), "v": (d["cols"],)},
+    layout=lambda d, o: ((d["rows"],), d["dtype"]),
+    fill_combos=({"m": "random", "v": "onehot"}, {"m": "onehot", "v": "random"}, {"m": "sparse", "v": "special"}),
+    accept=accepted,
+    flops=lambda d, o, n_out: 2 * d["rows"] * d["cols"],
+    bench={"small": _square(128), "paper": _square(16384)},
+    #: seed 002 (§5): float32 N x N matrix times vector
+    presets=tuple(_square(n, name=f"matvec-{n}", source="seeds/002_bac98b268d2530e5.txt §5") for n in (4096, 16384)),
+    compile_dims={"rows": 8, "cols": 8},
+    order=40,
+)

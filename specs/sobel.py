@@ -1,7 +1,15 @@
-"""``sobel``: Sobel gradient magnitude of a gray or colour image."""
+"""``sobel``: Sobel gradient magnitude of a gray or colour image.
+
+The module also holds the op's record (``RECORD``: domains, drawing, acceptance, bench problems).
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from refconv.dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
+from refconv.intervals import FSet, abs_interval
+from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.variant import Range
 
 from ._validate import FLOAT_DTYPES, INT_OUT_DTYPES, as_array, choice, dtype_arg
 from .filter2d import BOUNDARIES, CASTS, ROUNDINGS, cast_to_int, out_hw, pad_image, round_values
@@ -111,3 +119,145 @@ def sobel(image, *, magnitude="l1", boundary="valid", out_dtype=np.uint8, cast="
         if out.kind == "f":
             return mag.astype(out)
         return cast_to_int(round_values(mag, rounding), out, cast)
+
+
+# ----------------------------------------------------------------------------- acceptance
+
+def _magnitude(fx: FSet, fy: FSet, kind, F, R):
+    """The accepted magnitudes from the accepted gradients: ``l1`` in ``F`` on the end points
+    (monotone); ``l2`` with ``gamma_2`` for the squares and their sum and a relative ``u`` for a
+    faithful (not necessarily correctly rounded) sqrt, never a single value."""
+    fi = np.finfo(F)
+    with np.errstate(all="ignore"):
+        xlo, xhi = abs_interval(fx)
+        ylo, yhi = abs_interval(fy)
+        fin = fx.fin & fy.fin
+        nan = fx.nan | fy.nan
+        inf_x, inf_y = fx.pinf | fx.ninf, fy.pinf | fy.ninf
+        pinf = (inf_x & (fy.fin | inf_y)) | (inf_y & (fx.fin | inf_x))
+        if kind == "l1":
+            lo = xlo + ylo            # F arithmetic: rn is monotone
+            hi = xhi + yhi
+            pinf |= fin & np.isinf(hi)
+        else:
+            a, b = xlo, ylo
+            a2, b2 = a.astype(R) * a.astype(R), b.astype(R) * b.astype(R)
+            # squares and sum: relative gamma_2 plus underflow (eta per square, in the squared
+            # domain); sqrt: relative u (cv2.magnitude and fast-math sqrtf are only faithful, so
+            # even exact squares and sum give an interval).  Both monotone, applied to the end points.
+            g2 = R.type(gamma(2, F))
+            u = R.type(unit_roundoff(F))
+            eta = R.type(fi.smallest_subnormal) * 3
+            rlo = np.sqrt(np.maximum((a2 + b2) * (1 - g2) - eta, 0)) * (1 - u)
+            rhi = np.sqrt((xhi.astype(R) ** 2 + yhi.astype(R) ** 2) * (1 + g2) + eta) * (1 + u)
+            rlo = np.maximum(np.nextafter(rlo, R.type(-np.inf)), 0)
+            rhi = np.nextafter(rhi, R.type(np.inf))
+            lo = rlo.astype(F)
+            hi = rhi.astype(F)
+            over = xhi.astype(R) ** 2 + yhi.astype(R) ** 2 >= overflow_threshold(F, R)
+            pinf |= fin & (over | np.isinf(hi))
+        fin = fin & np.isfinite(lo)
+        lo = np.where(fin, lo, 0).astype(F)
+        hi = np.where(fin, hi, 0).astype(F)
+    return FSet(lo, hi, fin, pinf, np.zeros_like(fin), nan)
+
+
+def accepted(inputs: dict, o: dict):
+    """The accepted set of ``sobel(image, **o)`` (``o`` complete): colour input first gets a
+    3-term gray interval; 6 nonzero taps per gradient; then the magnitude, rounding and cast."""
+    a = resolve(inputs["image"], o["magnitude"], o["boundary"], o["out_dtype"], o["cast"], o["rounding"])
+    img, F, out = a["image"], a["work"], a["out_dtype"]
+    R = ref_type(F)
+    hw = img.shape[:2]
+    to_int = (lambda fs: fs.to_int(out, a["cast"], lambda v: round_values(v, a["rounding"]), cast_to_int))
+    if img.ndim == 3:
+        ch = img[..., :3].astype(np.float32)
+        fs, center, rad, ex = dot(((np.float32(k), ch[..., t], None)
+                                   for t, k in enumerate(GRAY_WEIGHTS)), hw, np.float32)
+        gc, gr = center, rad
+    else:
+        gc, gr = img.astype(R), None
+    oh, ow = out_hw(hw[0], hw[1], 3, 3, a["boundary"])
+    shape = (oh, ow)
+    pc = pad_image(gc, 3, 3, a["boundary"])
+    pr = pad_image(gr, 3, 3, a["boundary"]) if gr is not None else None
+    if 0 in shape:
+        e = np.zeros(shape, bool)
+        fs = FSet(np.zeros(shape, F), np.zeros(shape, F), e, e, e, e)
+        return fs.to_float(out) if out.kind == "f" else to_int(fs)
+    grads = []
+    for gt in (GX_TAPS, GY_TAPS):
+        tps = ((F.type(wt), pc[i:i + oh, j:j + ow], None if pr is None else pr[i:i + oh, j:j + ow])
+               for i, j, wt in gt)
+        grads.append(dot(tps, shape, F)[0])
+    fx, fy = grads
+    fs = _magnitude(fx, fy, a["magnitude"], F, R)
+    if out.kind == "f":
+        return fs.to_float(out)
+    return to_int(fs)
+
+
+# ----------------------------------------------------------------------------- the record
+
+def _layout(d, o):
+    hw = (max(d["h"] - 2, 0), max(d["w"] - 2, 0)) if o["boundary"] == "valid" else (d["h"], d["w"])
+    return hw, np.dtype(np.uint8 if o["out_dtype"] is None else o["out_dtype"])
+
+
+def _validity(d, o):
+    if not (d["channels"] == 0 or d["dtype"] == "uint8"):
+        return f"channels={d['channels']} needs dtype uint8"
+    return None
+
+
+def _draw(dr):
+    """dtype, channels (colour only for uint8), sizes favouring multiples of the launch
+    parameters; magnitude, boundary, out_dtype, and rounding and cast for integer outputs."""
+    d = {"dtype": dr.pick("dtype"), "channels": dr.pick("channels"), "h": dr.size("h"), "w": dr.size("w")}
+    dr.assume(_validity(d, {}) is None)
+    o = {"magnitude": dr.pick("magnitude"), "boundary": dr.pick("boundary"), "out_dtype": dr.pick("out_dtype")}
+    if not o["out_dtype"].startswith("float"):     # rounding / cast apply to integer outputs
+        o["cast"] = dr.pick("cast")
+        o["rounding"] = dr.pick("rounding")
+    else:
+        dr.assume(d["dtype"] != "float64" or o["out_dtype"] != "float32")
+    return d, o
+
+
+def _flops(d, o, n_out):
+    gray = 5 * d["h"] * d["w"] if d["channels"] in (3, 4) else 0
+    return (2 * 2 * 6 + 3) * n_out + gray
+
+
+#: seed 002 (§4.2): an RGBA image, gray conversion in the kernel, |Gx|+|Gy| truncated and
+#: saturated to uint8, valid interior
+_PAPER_OPTIONS = {"magnitude": "l1", "boundary": "valid", "out_dtype": "uint8", "cast": "saturate",
+                  "rounding": "trunc"}
+
+RECORD = OpRecord(
+    name="sobel",
+    spec=sobel,
+    inputs=(Input("image", "pixels"),),
+    dims={"dtype": ("uint8", "float32"), "channels": (0, 3, 4), "h": Range(1), "w": Range(1)},
+    options={"magnitude": ("l1", "l2"), "boundary": BOUNDARIES,
+             "out_dtype": ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64"),
+             "cast": CASTS, "rounding": ROUNDINGS},
+    shapes=lambda d: {"image": (d["h"], d["w"]) if d["channels"] == 0 else (d["h"], d["w"], d["channels"])},
+    layout=_layout,
+    validity=_validity,
+    interior=lambda d: ((d["h"], d["w"]), (1, 1)),
+    draw=_draw,
+    fill_combos=({"image": "ties"}, {"image": "ties"}, {"image": "edge"}),
+    accept=accepted,
+    flops=_flops,
+    bench={"small": BenchProblem({"dtype": "uint8", "channels": 4, "h": 64, "w": 64}, _PAPER_OPTIONS,
+                                 {"image": "random.1"}),
+           "paper": BenchProblem({"dtype": "uint8", "channels": 4, "h": 3072, "w": 4096}, _PAPER_OPTIONS,
+                                 {"image": "random.1"})},
+    presets=(BenchProblem({"dtype": "uint8", "channels": 4, "h": 3072, "w": 4096}, _PAPER_OPTIONS,
+                          {"image": "random.1"}, name="sobel-4096x3072",
+                          source="seeds/002_bac98b268d2530e5.txt 표 4-5",
+                          note="methods I-IV: smem_if, smem_4copy, smem_linear, smem_rows2"),),
+    compile_dims={"h": 8, "w": 8},
+    order=30,
+)

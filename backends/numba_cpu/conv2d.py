@@ -97,10 +97,10 @@ def out_size(n: int, k: int, stride: int, pad: int, dil: int) -> int:
 
 
 def run(problem, out, partial_layout="mkhw"):
-    ins, opt = problem.inputs, problem.options
+    ins = problem.inputs
     x = c_array(ins["x"])
     w = ins["w"]
-    stride, pad, dil = int(opt.get("stride", 1)), int(opt.get("padding", 0)), int(opt.get("dilation", 1))
+    stride, pad, dil = (int(problem.option(k)) for k in ("stride", "padding", "dilation"))
     if problem.dims.get("groups", 1) != 1:
         raise ValueError("conv2d/numba_cpu/two_stage supports groups=1 only")
     N, C, H, W = x.shape

@@ -130,18 +130,18 @@ def _filter2d_float(img, w, out, rmap, cmap, to_u8, shift, nearest, wrap, row_bl
 
 
 def run(problem, out, row_block=8):
-    ins, o = problem.inputs, problem.options
+    ins = problem.inputs
     img = c_array(ins["image"])
-    boundary = o.get("boundary", "zero")
-    flip = bool(o.get("flip", False))
-    shift = int(o.get("shift", 0))
-    rounding = o.get("rounding", "trunc")
-    cast = o.get("cast", "saturate")
-    if o.get("out_dtype") is not None:
+    boundary = problem.option("boundary")
+    flip = bool(problem.option("flip"))
+    shift = int(problem.option("shift"))
+    rounding = problem.option("rounding")
+    cast = problem.option("cast")
+    if problem.option("out_dtype") is not None:
         raise ValueError("filter2d/numba_cpu/direct: out_dtype must be None (the image dtype)")
     is_u8 = img.dtype == np.uint8
     if is_u8:
-        accumulator = o.get("accumulator") or "float32"
+        accumulator = problem.option("accumulator") or "float32"     # None: float32 (the spec)
         work = np.float64 if accumulator == "float64" else np.float32
     else:
         accumulator = img.dtype.name

@@ -74,12 +74,11 @@ def _sobel(g, out, rmap, cmap, ti, tj, tw, l2, to_u8, nearest, wrap, row_block):
 
 
 def run(problem, out, row_block=8):
-    o = problem.options
     img = c_array(problem.inputs["image"])
-    boundary = o.get("boundary", "valid")
-    magnitude = o.get("magnitude", "l1")
-    out_dtype = np.dtype(o.get("out_dtype") or "uint8")
-    rounding, cast = o.get("rounding", "trunc"), o.get("cast", "saturate")
+    boundary = problem.option("boundary")
+    magnitude = problem.option("magnitude")
+    out_dtype = np.dtype(problem.option("out_dtype") or "uint8")      # None: uint8 (the spec)
+    rounding, cast = problem.option("rounding"), problem.option("cast")
     work = np.float64 if img.dtype == np.float64 else np.float32
     if img.ndim == 3:
         g = _gray_rgb(img, np.empty(img.shape[:2], np.float32))

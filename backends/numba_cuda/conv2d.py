@@ -129,8 +129,7 @@ def _prep(problem):
     b = problem.inputs.get("bias")
     N, C, H, W = x.shape
     M, _, R, S = w.shape
-    o = problem.options
-    st, pd, dl = o.get("stride", 1), o.get("padding", 0), o.get("dilation", 1)
+    st, pd, dl = problem.option("stride"), problem.option("padding"), problem.option("dilation")
     pair = lambda v: (v, v) if isinstance(v, int) else tuple(v)  # noqa: E731
     (sy, sx), (py, px), (dy, dx) = pair(st), pair(pd), pair(dl)
     Ho = (H + 2 * py - dy * (R - 1) - 1) // sy + 1
@@ -176,9 +175,9 @@ def _run_fused(problem, out, threads=256):
 
 def _out_hw(problem):
     """(Ho, Wo) of the spec's formula (H + 2*pad - dil*(R-1) - 1) // stride + 1; ValueError if empty."""
-    d, o = problem.dims, problem.options
+    d = problem.dims
     pair = lambda v: v if isinstance(v, tuple) else (v, v)  # noqa: E731
-    (sy, sx), (py, px), (dy, dx) = (pair(o.get(k, dv)) for k, dv in (("stride", 1), ("padding", 0), ("dilation", 1)))
+    (sy, sx), (py, px), (dy, dx) = (pair(problem.option(k)) for k in ("stride", "padding", "dilation"))
     ho = (d["h"] + 2 * py - dy * (d["r"] - 1) - 1) // sy + 1
     wo = (d["w"] + 2 * px - dx * (d["s"] - 1) - 1) // sx + 1
     if ho < 1 or wo < 1:

@@ -153,7 +153,7 @@ def _make_run(mem, cf, vec):
         cuda = _env.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
-        shift = int(problem.options.get("shift", 4))
+        shift = int(problem.option("shift"))
         H, W = img.shape
         k = _kernel(mem, cf, vec, bx, by, w.tobytes() if mem == "CM" else None)
         d_out, n = to_device_poisoned(out, pad_to=4)

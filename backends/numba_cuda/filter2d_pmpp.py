@@ -94,7 +94,7 @@ def _make_run(kind):
         cuda_ = _env.cuda()
         img = np.ascontiguousarray(problem.inputs["image"], dtype=np.float32)
         w = np.asarray(problem.inputs["weights"], dtype=np.float32)
-        if problem.options.get("flip", False):
+        if problem.option("flip"):
             w = w[::-1, ::-1]
         kh, kw = w.shape
         CH = 1 if img.ndim == 2 else img.shape[0]

@@ -213,7 +213,7 @@ def _make_run(name):
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
         nch = 0 if img.ndim == 2 else img.shape[2]
-        l2 = problem.options.get("magnitude", "l1") == "l2"
+        l2 = problem.option("magnitude") == "l2"
         if method == 4:
             by_ = 2
             k = _kernel(method, nch, l2, bx, 2, rows)
