@@ -44,8 +44,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from .case import Case
 from .problem import Problem
-from .strategies import describe_case, domain, outside_support
+from .strategies import domain, outside_support
 from .variant import Range, Variant
 
 HANG, RETURNED, CRASH = "hang", "returned", "crash"
@@ -68,7 +69,7 @@ class ShrinkResult:
 
     @property
     def case(self) -> str:
-        return describe_case(self.problem, self.params)
+        return str(Case(self.problem, self.params))
 
 
 def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None) -> None:
@@ -76,7 +77,7 @@ def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, war
     start_own_group()
     os.environ.update(env)
     from .checking import InvalidProblem, acceptance_for, check_example
-    from .pool import configure_backends
+    from .session import configure_backends
     from .registry import get
     configure_backends(backend_options)
     v = get(variant_id)
@@ -203,7 +204,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         return time.monotonic() - t0 - runner.startup_seconds >= budget
 
     def attempt(p: Problem, ps: dict) -> str:
-        key = describe_case(p, ps)
+        key = str(Case(p, ps))
         if key in seen:
             return seen[key]
         if outside_support(variant, p, ps) is not None:

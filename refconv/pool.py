@@ -33,7 +33,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from .case import Case
 from .runner import VariantResult
+from .session import configure_backends  # noqa: F401  (re-exported: refconv.pool.configure_backends)
 
 
 @dataclass
@@ -44,14 +46,6 @@ class Job:
     seed: int | None
     database: str | None
     failures_dir: str | None
-
-
-def configure_backends(backend_options: dict) -> None:
-    from .registry import backends
-    from .variant import Backend
-    for name, b in backends().items():
-        if isinstance(b, Backend):
-            b.configure({o.dest: backend_options.get(o.dest, o.default) for o in b.options})
 
 
 def worker_env() -> dict:
@@ -162,7 +156,7 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
                           ("done", _vid, result.status, max(result.max_abs, 0.0)))
 
             res = check_variant(v, prof, seed=job.seed, db=job.database, failures_dir=job.failures_dir,
-                                on_example=on_example)
+                                on_example=on_example, backend_options=backend_options)
         except Exception as e:  # a broken variant declaration must not kill the run
             res = VariantResult(job.variant_id, "error", reason=f"{type(e).__name__}: {e}")
         except (KeyboardInterrupt, SystemExit) as e:  # raised by the variant: a crash of its worker
@@ -216,7 +210,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
         vid = s.job.variant_id
         r = VariantResult(vid, "error", examples=s.examples, reason=why,
                           seconds=time.monotonic() - s.job_started,
-                          failure={"status": "error", "descriptor": (s.case or "").split(" @ ")[0],
+                          failure={"status": "error", "descriptor": Case.descriptor_of(s.case),
                                    "case": s.case, "message": why,
                                    "slowest_example_s": round(s.slowest, 3), **extra})
         results[vid] = r
