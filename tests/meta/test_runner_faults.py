@@ -16,8 +16,8 @@ import time
 import numpy as np
 import pytest
 
-from conftest import refconv_cli
-from faults_env import faults_env, kill_pids, processes_with_arg, sleep_marker  # noqa: F401 - fixture
+from helpers import refconv_cli
+from helpers import kill_pids, processes_with_arg, sleep_marker
 
 CRASHES = {  # variant -> the start of its reason
     "matvec/faults/crash_segfault": "crash: worker died (signal 11 SIGSEGV)",
