@@ -21,7 +21,7 @@ from .profiles import PROFILES
 from .render import STYLE, esc
 from .report import write_junit  # noqa: F401  (re-exported: refconv.cli.write_junit)
 from .session import (TOLERANCE_HELP, TOLERANCES, Session, UsageError, backend_options, nothing_checked,
-                      option_flags, save_hang_reproducers, worker_count)
+                      option_flags, worker_count)
 
 __all__ = ["main", "build_parser", "session_from", "UsageError", "worker_count", "write_junit"]
 
@@ -87,6 +87,13 @@ def session_from(ns, recorded=None) -> Session:
                    recorded=recorded or {}, profile_name=getattr(ns, "profile", None),
                    examples=getattr(ns, "examples", None), timeout=getattr(ns, "timeout", None),
                    tolerance=getattr(ns, "tolerance", None))
+
+
+def broken_results(session):
+    """A row ``*/name/*`` (status unavailable, the error as reason) for every selected backend that
+    cannot give variants (import failed, ``variants()`` raised): shown, never silently left out."""
+    from .runner import VariantResult
+    return [VariantResult(f"*/{name}/*", "unavailable", reason=why) for name, why in session.broken().items()]
 
 
 # ----------------------------------------------------------------------------- list
@@ -195,6 +202,7 @@ def cmd_check(ns) -> int:
 
 def _check(ns) -> int:
     from .pool import Job, run_jobs
+    from .repro import save_hang_reproducers
     from .runner import VariantResult
     session = session_from(ns)
     bopts = session.configure()
@@ -273,7 +281,7 @@ def _check(ns) -> int:
             preflight.apply(results[vid], found)
     save_hang_reproducers(results, failures_dir, prof.name, bopts, ns.tolerance)
 
-    ordered = [results[v.id] for v in variants] + session.broken_results()
+    ordered = [results[v.id] for v in variants] + broken_results(session)
     render.print_matrix(console, ordered, elapsed, asked=prof.max_examples)
     code = 1 if any(r.status in ("fail", "error") for r in ordered) else 0
     code = max(code, _write_reports(ns, prof, elapsed, bopts, ordered, shard_info))
@@ -305,8 +313,7 @@ def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None) -> int:
 
 def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
     """Shrink each hanging or crashing case (see refconv.hang_shrink) and put the smaller case in its result."""
-    from .hang_shrink import HANG, shrink_hang
-    from .session import hang_cases
+    from .hang_shrink import HANG, hang_cases, shrink_hang
     for r, c, target in list(hang_cases(results)):
         f = r.failure
         v = registry.get(r.variant)

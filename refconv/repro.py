@@ -165,7 +165,7 @@ def replay(doc: dict, variant: Variant, params: dict | None = None):
 
 
 def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: dict | None) -> None:
-    from .pool import exit_like, start_own_group
+    from .procs import exit_like, start_own_group
     from .registry import get
     from .session import configure_backends
     start_own_group()
@@ -196,7 +196,7 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
     ``("invalid", message, None)`` when the case cannot be run (the spec refuses it)."""
     import multiprocessing as mp
 
-    from .pool import crash_reason, kill_worker, start_worker, worker_env
+    from .procs import crash_reason, kill_worker, start_worker, worker_env
     ctx = mp.get_context("spawn")
     conn, child = ctx.Pipe()
     proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params), daemon=True)
@@ -244,3 +244,26 @@ def diff_rows(problem: Problem, variant: Variant, got: np.ndarray, limit: int = 
     same = (got == exp_show) | (np.isnan(got) & np.isnan(exp_show) if got.dtype.kind == "f" else False)
     idx = np.argwhere(~same)
     return [(tuple(int(i) for i in ix), got[tuple(ix)], exp_show[tuple(ix)]) for ix in idx[:limit]], len(idx)
+
+
+def save_hang_reproducers(results, failures_dir, profile, backend_options: dict | None = None,
+                          tolerance: str | None = None) -> None:
+    """Hangs are detected by the parent (the worker was killed): save their case as a reproducer,
+    with the backend options of the run.  One that cannot be saved keeps its error and says why
+    in ``reproducer_error`` (and on stderr)."""
+    import sys
+    if not failures_dir:
+        return
+    from . import registry
+    for r in results.values():
+        if r.status == "error" and r.failure and r.failure.get("case") and r.reproducer is None:
+            try:
+                v = registry.get(r.variant)
+                c = Case.parse(r.failure["case"])
+                er = ExampleResult("error", c.descriptor, c.params, message=r.reason)
+                r.reproducer = str(save_reproducer(failures_dir, v, c.problem, c.params, er, profile,
+                                                   backend_options=backend_options, tolerance=tolerance))
+            except Exception as e:  # the error stays reported, with its case; say why there is no file
+                r.reproducer_error = f"{failures_dir}: {type(e).__name__}: {e}"
+                print(f"refconv: warning: could not save the reproducer of {r.variant} in {failures_dir}: "
+                      f"{type(e).__name__}: {e}", file=sys.stderr)

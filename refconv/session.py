@@ -164,12 +164,6 @@ class Session:
         """The selected backends that cannot give variants: ``{name: why}``."""
         return registry.broken(self.backend)
 
-    def broken_results(self):
-        """A row ``*/name/*`` (status unavailable, the error as reason) for every backend that
-        cannot give variants (import failed, ``variants()`` raised): shown, never left out."""
-        from .runner import VariantResult
-        return [VariantResult(f"*/{name}/*", "unavailable", reason=why) for name, why in self.broken().items()]
-
     @staticmethod
     def availability(v: Variant) -> str | None:
         """Why ``v`` cannot run here (its backend's reason first), or ``None``."""
@@ -216,36 +210,3 @@ def nothing_checked(ordered, pre) -> str | None:
     reasons = sorted({r.reason for r in ordered})
     return (f"nothing was checked: all {len(ordered)} selected variant(s) are unavailable here; "
             + "; ".join(reasons[:3]) + (f" (+{len(reasons) - 3} more reasons)" if len(reasons) > 3 else ""))
-
-
-def hang_cases(results):
-    """``(result, Case, target)`` for every hanging or crashing variant whose case was seen."""
-    from .hang_shrink import CRASH, HANG
-    for r in results.values():
-        f = r.failure or {}
-        if r.status == "error" and r.reason.startswith(("hang", "crash")) and f.get("case"):
-            yield r, Case.parse(f["case"]), (CRASH if r.reason.startswith("crash") else HANG)
-
-
-def save_hang_reproducers(results, failures_dir, profile, backend_options: Mapping | None = None,
-                          tolerance: str | None = None) -> None:
-    """Hangs are detected by the parent (the worker was killed): save their case as a reproducer,
-    with the backend options of the run.  One that cannot be saved keeps its error and says why
-    in ``reproducer_error`` (and on stderr)."""
-    import sys
-    if not failures_dir:
-        return
-    from .checking import ExampleResult
-    from .repro import save_reproducer
-    for r in results.values():
-        if r.status == "error" and r.failure and r.failure.get("case") and r.reproducer is None:
-            try:
-                v = registry.get(r.variant)
-                c = Case.parse(r.failure["case"])
-                er = ExampleResult("error", c.descriptor, c.params, message=r.reason)
-                r.reproducer = str(save_reproducer(failures_dir, v, c.problem, c.params, er, profile,
-                                                   backend_options=backend_options, tolerance=tolerance))
-            except Exception as e:  # the error stays reported, with its case; say why there is no file
-                r.reproducer_error = f"{failures_dir}: {type(e).__name__}: {e}"
-                print(f"refconv: warning: could not save the reproducer of {r.variant} in {failures_dir}: "
-                      f"{type(e).__name__}: {e}", file=sys.stderr)

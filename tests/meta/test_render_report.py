@@ -114,7 +114,7 @@ def test_jobs_are_capped_at_the_variants_to_check():
 
 def test_a_hang_whose_reproducer_cannot_be_saved_says_why_instead_of_swallowing_it(tmp_path):
     from refconv import Problem
-    from refconv.session import save_hang_reproducers
+    from refconv.repro import save_hang_reproducers
     (tmp_path / "afile").write_text("x")
     from refconv.case import Case
     case = Case(Problem("matvec", {"dtype": "float32", "rows": 2, "cols": 3}, {}, {"m": "one.0", "v": "one.0"}),

@@ -335,7 +335,7 @@ def test_seeded_run_saves_its_failing_example_to_the_database(tmp_path):
 
 def test_unsaved_hang_reproducer_is_reported_as_a_warning(tmp_path, capsys):
     from refconv import registry
-    from refconv.session import save_hang_reproducers
+    from refconv.repro import save_hang_reproducers
     from refconv.runner import VariantResult
     v = registry.variants(op="matvec")[0]
     not_a_dir = tmp_path / "file"
