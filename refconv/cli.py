@@ -376,7 +376,8 @@ def cmd_repro(ns) -> int:
     now = " ".join(filter(None, [option_flags(bopts), f"--tolerance {session.tolerance}" if session.tolerance != "proven" else ""]))
     if rec or now:
         console.print(f"options: {esc(now) or 'the defaults'}" + (" (recorded in the reproducer)" if now == rec else
-                      f" (the reproducer recorded {esc(rec) or 'the defaults'}; the command line or the environment changed them)"))
+                      f" (the reproducer recorded {esc(rec) or 'the defaults' if 'backend_options' in doc else 'none'}; "
+                      f"the command line or the environment changed them)"))
     sys.stdout.flush()
     kind, r, got = replay_in_worker(doc, params, timeout=ns.timeout, backend_options=bopts)
     if kind == "invalid":
