@@ -39,7 +39,9 @@ import numpy as np
 from . import ops
 from . import peers as peers_mod
 from . import roofline, timing
+from .console import console
 from .problem import Problem
+from .session import Session
 
 class _ScaleView(Mapping):
     """scale -> op -> one view of the op records' ``bench`` problems (read when used)."""
@@ -241,10 +243,9 @@ def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big, spec):
     """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not.  ``spec()``
     gives the problem's acceptance, computed once for all variants."""
     from .checking import check_example
-    from .cli import availability, console
     from .variant import run_variant
     row = {"kind": "variant", "variant": v.id}
-    why = availability(v) or fits(v, problem) or skip
+    why = Session.availability(v) or fits(v, problem) or skip
     if not why and only and not fnmatch.fnmatchcase(v.name, only):
         why = f"this preset runs only variants named {only!r}"
     hooks = _backend_hooks(v.backend)
@@ -284,7 +285,6 @@ def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big, spec):
 
 def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
     """Prepare, warm up and time one peer; or say why not."""
-    from .cli import console
     row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
     if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
         why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
@@ -320,7 +320,6 @@ def run_problem(name, problem, variants, ns, bandwidth, only=None, big=False):
     def spec():
         if "acc" not in cache:
             from .checking import acceptance_for
-            from .cli import console
             with console.status(f"{name}: computing the spec's result"), np.errstate(all="ignore"):
                 cache["acc"] = acceptance_for(problem)
         return cache["acc"]
@@ -380,9 +379,10 @@ def _check_baseline(ns, variants):
                          f"({', '.join(v.id for v in variants)})")
 
 
-def cmd_bench(ns) -> int:
+def cmd_bench(ns, session: Session) -> int:
+    """``refconv bench`` with the parsed options ``ns``; ``session``: its selection and backend
+    options (:func:`refconv.cli.session_from`)."""
     from . import bench_report, presets
-    from .cli import configure, console, _select
     if ns.list_presets:
         bench_report.print_presets(console)
         return 0
@@ -393,8 +393,8 @@ def cmd_bench(ns) -> int:
     if ns.flush_bytes < 0:
         raise ValueError(f"--flush-bytes must be >= 0 (0: no flush), got {ns.flush_bytes}")
     chosen = presets.select(ns.preset) if ns.preset else None
-    configure(ns)
-    variants = _select(ns)
+    session.configure()
+    variants = session.variants()
     _check_baseline(ns, variants)
     if chosen is not None:
         ops = {v.op for v in variants}

@@ -6,29 +6,24 @@ Backends add their own options to ``check``/``list``/``bench`` through
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import sys
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import registry, render
-from .profiles import PROFILES, get_profile
+from .case import parse_params
+from .console import check_progress, console, err_console
+from .profiles import PROFILES
 from .render import STYLE, esc
 from .report import write_junit  # noqa: F401  (re-exported: refconv.cli.write_junit)
-from .variant import Backend, MissingTarget
+from .session import (TOLERANCE_HELP, TOLERANCES, Session, UsageError, backend_options, nothing_checked,
+                      option_flags, worker_count)
 
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-class UsageError(Exception):
-    """A usage or environment error: ``main`` prints the message on stderr and exits 2."""
+__all__ = ["main", "build_parser", "session_from", "UsageError", "worker_count", "write_junit"]
 
 
 # ----------------------------------------------------------------------------- argument types
@@ -73,17 +68,8 @@ def _glob(flag: str):
 
 # ----------------------------------------------------------------------------- options
 
-def _backend_options():
-    seen = {}
-    for name, b in registry.backends().items():
-        if isinstance(b, Backend):
-            for o in b.options:
-                seen.setdefault(o.dest, (name, o))
-    return list(seen.values())
-
-
 def _add_backend_options(p: argparse.ArgumentParser):
-    for bname, o in _backend_options():
+    for bname, o in backend_options():
         help_ = f"[{bname}] {o.help}" + (f" (env {o.env})" if o.env else "")
         if o.is_flag:
             p.add_argument(o.flag, dest=o.dest, action="store_true", default=None, help=help_)
@@ -92,78 +78,22 @@ def _add_backend_options(p: argparse.ArgumentParser):
                 "{" + ",".join(map(str, o.choices)) + "}" if o.choices else o.dest.upper()), help=help_)
 
 
-def backend_option_values(ns) -> dict:
-    """Value of each backend option: command line, else environment variable, else default."""
-    vals = {}
-    for _, o in _backend_options():
-        v = getattr(ns, o.dest, None) if ns is not None else None
-        if v is None and o.env and os.environ.get(o.env) not in (None, ""):
-            raw = os.environ[o.env]
-            if o.is_flag:
-                v = raw.lower() not in ("0", "false", "no", "off")
-            else:
-                if o.choices and raw not in o.choices:
-                    raise UsageError(f"environment {o.env}={raw!r} not accepted; accepted: "
-                                     f"{', '.join(map(str, o.choices))}")
-                v = raw
-        if v is None:
-            v = bool(o.default) if o.is_flag else o.default
-        vals[o.dest] = v
-    return vals
+def session_from(ns, recorded=None) -> Session:
+    """The :class:`refconv.session.Session` of a parsed command line (``recorded``: the backend
+    options a reproducer recorded)."""
+    return Session(op=getattr(ns, "op", None), backend=getattr(ns, "backend", None),
+                   variant=getattr(ns, "variant", None),
+                   options={o.dest: getattr(ns, o.dest, None) for _, o in backend_options()},
+                   recorded=recorded or {}, profile_name=getattr(ns, "profile", None),
+                   examples=getattr(ns, "examples", None), timeout=getattr(ns, "timeout", None),
+                   tolerance=getattr(ns, "tolerance", None))
 
 
-def configure(ns) -> dict:
-    from .pool import configure_backends
-    vals = backend_option_values(ns)
-    configure_backends(vals)
-    return vals
-
-
-def _select(ns):
-    """The selected variants; ``UsageError`` (exit 2) when nothing matches the filters and no
-    backend that failed to load could account for it."""
-    vs = registry.variants(op=ns.op, backend=ns.backend, name=ns.variant)
-    if not vs and not registry.broken(ns.backend):
-        known = ", ".join(sorted(registry.backends())) or "none"
-        raise UsageError(f"no variant matches op={ns.op!r} backend={ns.backend!r} "
-                         f"variant={ns.variant!r}; installed backends: {known}")
-    return vs
-
-
-def broken_results(ns):
-    """A row ``*/name/*`` (status unavailable, the error as reason) for every backend that cannot
-    give variants (import failed, ``variants()`` raised): shown, never silently left out."""
+def broken_results(session):
+    """A row ``*/name/*`` (status unavailable, the error as reason) for every selected backend that
+    cannot give variants (import failed, ``variants()`` raised): shown, never silently left out."""
     from .runner import VariantResult
-    return [VariantResult(f"*/{name}/*", "unavailable", reason=why)
-            for name, why in registry.broken(ns.backend).items()]
-
-
-def blocking_problems(ns, variants) -> list[str]:
-    """What makes a ``check`` a usage / environment error before anything runs (exit 2):
-
-    * a target the user explicitly asked for is missing (an availability reason that is a
-      :class:`refconv.variant.MissingTarget`: ``--cuda gpu`` without a GPU ...);
-    * a backend named by ``--backend`` (a name or a glob that matches it) that failed to load or
-      whose ``variants()`` raised.  Without ``--backend`` such a backend is shown as unavailable
-      and does not change the exit status."""
-    out = []
-    seen = set()
-    for v in variants:
-        why = availability(v)
-        if isinstance(why, MissingTarget) and (v.backend, str(why)) not in seen:
-            seen.add((v.backend, str(why)))
-            out.append(f"{v.backend}: requested target missing: {why}")
-    if ns.backend:
-        for name, why in registry.broken(ns.backend).items():
-            out.append(f"backend {name} selected by --backend {ns.backend!r} cannot be used: {why}")
-    return out
-
-
-def availability(v) -> str | None:
-    try:
-        return registry.backend_reason(v.backend) or v.available()
-    except Exception as e:  # availability probing must never crash the listing
-        return f"availability check failed: {type(e).__name__}: {e}"
+    return [VariantResult(f"*/{name}/*", "unavailable", reason=why) for name, why in session.broken().items()]
 
 
 # ----------------------------------------------------------------------------- list
@@ -194,15 +124,14 @@ def _domain_text(v) -> str:
 
 
 def cmd_list(ns) -> int:
-    configure(ns)
+    session = session_from(ns)
+    session.configure()
     t = Table(title="refconv variants", show_lines=False)
     for col in ("op", "backend", "variant", "available", "params", "writes", "sizes (supports)"):
         t.add_column(col)
     rows = 0
-    broken = registry.broken(ns.backend)
-    for name, b in registry.backends().items():
-        if ns.backend and not fnmatch.fnmatchcase(name, ns.backend):
-            continue
+    broken = session.broken()
+    for name, b in session.backends().items():
         if name in broken:
             t.add_row("*", esc(name), "*", f"[red]no: {esc(broken[name])}[/]", "", "")
             continue
@@ -218,8 +147,8 @@ def cmd_list(ns) -> int:
         if tgt is not None and tgt.limits:
             lim = ", ".join(f"{k}={_fmt_limit(v)}" for k, v in tgt.limits.items() if v is not None)
             console.print(f"  device limits{' (simulated)' if tgt.simulated else ''}: {lim}", markup=False)
-        for v in registry.variants(op=ns.op, backend=name, name=ns.variant):
-            r = availability(v)
+        for v in session.selected(backend=name):
+            r = session.availability(v)
             ps = " ".join(f"{p.name}={'|'.join(map(str, p.values))}" for p in v.params)
             t.add_row(v.op, esc(v.backend), esc(v.name), "[green]yes[/]" if r is None else f"[yellow]no: {esc(r)}[/]",
                       esc(ps), v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v)))
@@ -260,23 +189,6 @@ def _private_hypothesis_home():
     return d
 
 
-def _nothing_checked(ordered, pre) -> str | None:
-    """The reason when no selected variant was checked at all (all unavailable, no preflight)."""
-    if any(r.status not in ("unavailable", "skipped") for r in ordered) or any(pre.values()):
-        return None
-    if not ordered:
-        return "nothing was checked: no variant of a usable backend matches the filters"
-    reasons = sorted({r.reason for r in ordered})
-    return (f"nothing was checked: all {len(ordered)} selected variant(s) are unavailable here; "
-            + "; ".join(reasons[:3]) + (f" (+{len(reasons) - 3} more reasons)" if len(reasons) > 3 else ""))
-
-
-def worker_count(requested: int, n_jobs: int) -> int:
-    """Worker processes for ``n_jobs`` variants: ``--jobs`` (0: the number of CPUs), never more
-    than the variants to check (each worker is a process that imports every backend), at least 1."""
-    return max(1, min(requested or os.cpu_count() or 1, n_jobs))
-
-
 def cmd_check(ns) -> int:
     import shutil
     home = _private_hypothesis_home()
@@ -290,14 +202,16 @@ def cmd_check(ns) -> int:
 
 def _check(ns) -> int:
     from .pool import Job, run_jobs
+    from .repro import save_hang_reproducers
     from .runner import VariantResult
-    bopts = configure(ns)
-    prof = get_profile(ns.profile, ns.examples, ns.timeout)
-    os.environ["REFCONV_TOLERANCE"] = ns.tolerance    # read by refconv.tolerance, here and in workers
+    session = session_from(ns)
+    bopts = session.configure()
+    prof = session.profile()
+    session.apply_tolerance()    # read by refconv.tolerance, here and in workers
     hang_budget = 4 * prof.timeout if ns.hang_shrink is None else ns.hang_shrink
     validate_outputs(ns)
-    variants = _select(ns)
-    problems = blocking_problems(ns, variants)
+    variants = session.variants()
+    problems = session.blocking_problems(variants)
     if problems:
         raise UsageError("\n".join(problems))
     shard_info = None
@@ -310,7 +224,7 @@ def _check(ns) -> int:
     results: dict[str, VariantResult] = {}
     runnable = []
     for v in variants:
-        why = availability(v) or registry.simulated_reason(v, prof)
+        why = session.availability(v) or registry.simulated_reason(v, prof)
         if why is None:
             runnable.append(v)
         else:
@@ -333,9 +247,7 @@ def _check(ns) -> int:
     jobs = [Job(v.id, prof.name, ns.examples, ns.seed, ns.database, failures_dir) for v in runnable]
     workers = worker_count(ns.jobs, len(jobs))
     t0 = time.perf_counter()
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=console,
-                        transient=False, disable=ns.quiet)
+    progress = check_progress(ns.quiet)
     started: dict[str, float] = {}
     with progress:
         total = progress.add_task(f"checking {len(jobs)} variants ({prof.name}, {prof.max_examples} ex.)",
@@ -367,14 +279,14 @@ def _check(ns) -> int:
     for vid, found in pre.items():
         if vid in results:
             preflight.apply(results[vid], found)
-    _save_hang_reproducers(results, failures_dir, prof.name)
+    save_hang_reproducers(results, failures_dir, prof.name, bopts, ns.tolerance)
 
-    ordered = [results[v.id] for v in variants] + broken_results(ns)
+    ordered = [results[v.id] for v in variants] + broken_results(session)
     render.print_matrix(console, ordered, elapsed, asked=prof.max_examples)
     code = 1 if any(r.status in ("fail", "error") for r in ordered) else 0
     code = max(code, _write_reports(ns, prof, elapsed, bopts, ordered, shard_info))
     if code == 0 and not (shard_info and not variants):   # an empty shard checked nothing, by design
-        nothing = _nothing_checked([results[v.id] for v in variants], pre)
+        nothing = nothing_checked([results[v.id] for v in variants], pre)
         if nothing:
             err_console.print(f"refconv check: {esc(nothing)}")
             return 2
@@ -401,22 +313,16 @@ def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None) -> int:
 
 def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
     """Shrink each hanging or crashing case (see refconv.hang_shrink) and put the smaller case in its result."""
-    from .hang_shrink import CRASH, HANG, shrink_hang
-    from .problem import Problem
-    from .strategies import parse_params
-    for r in results.values():
-        f = r.failure or {}
-        if not (r.status == "error" and r.reason.startswith(("hang", "crash")) and f.get("case")):
-            continue
-        target = CRASH if r.reason.startswith("crash") else HANG
-        desc, _, ps = f["case"].partition(" @ ")
+    from .hang_shrink import HANG, hang_cases, shrink_hang
+    for r, c, target in list(hang_cases(results)):
+        f = r.failure
         v = registry.get(r.variant)
         with console.status(f"shrinking the {target} of {esc(r.variant)}") as st:
             def on_attempt(n, case, outcome, _st=st, _v=r.variant, _t=target):
                 if not quiet:
                     _st.update(f"shrinking the {_t} of {esc(_v)}: attempt {n} ({esc(outcome)}) {esc(case)}")
             try:
-                s = shrink_hang(v, Problem.parse(desc), parse_params(ps), timeout=timeout, budget=budget,
+                s = shrink_hang(v, c.problem, c.params, timeout=timeout, budget=budget,
                                 backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
                                 on_attempt=on_attempt, target=target)
             except Exception as e:  # the hang stays reported as found
@@ -435,29 +341,6 @@ def _shrink_hangs(results, timeout, budget, bopts, quiet=False):
         console.print(f"[magenta]{target}[/] {esc(r.variant)}: {esc(r.reason)}", soft_wrap=True)
 
 
-def _save_hang_reproducers(results, failures_dir, profile):
-    """Hangs are detected by the parent (the worker was killed): save their case as a reproducer."""
-    if not failures_dir:
-        return
-    from .checking import ExampleResult
-    from .problem import Problem
-    from .repro import save_reproducer
-    from .strategies import parse_params
-    for r in results.values():
-        if r.status == "error" and r.failure and r.failure.get("case") and r.reproducer is None:
-            case = r.failure["case"]
-            desc, _, ps = case.partition(" @ ")
-            try:
-                v = registry.get(r.variant)
-                p = Problem.parse(desc)
-                er = ExampleResult("error", desc, parse_params(ps), message=r.reason)
-                r.reproducer = str(save_reproducer(failures_dir, v, p, parse_params(ps), er, profile))
-            except Exception as e:  # the error stays reported, with its case; say why there is no file
-                r.reproducer_error = f"{failures_dir}: {type(e).__name__}: {e}"
-                print(f"refconv: warning: could not save the reproducer of {r.variant} in {failures_dir}: "
-                      f"{type(e).__name__}: {e}", file=sys.stderr)
-
-
 def _print_matrix(ordered, elapsed, asked=None):
     """The result matrix and the details below it (see :mod:`refconv.render`)."""
     render.print_matrix(console, ordered, elapsed, asked)
@@ -469,15 +352,18 @@ def cmd_repro(ns) -> int:
     import math
 
     import numpy as np
-    from .repro import check_params, diff_rows, load_reproducer, replay_in_worker, saved_problem
-    from .strategies import parse_params
-    bopts = configure(ns)
+    from .repro import check_params, diff_rows, load_reproducer, recorded_options, replay_in_worker, saved_problem
     if not (ns.timeout > 0 and math.isfinite(ns.timeout)):
         raise ValueError(f"--timeout must be a finite number of seconds > 0, got {ns.timeout}")
     doc = load_reproducer(ns.file)
-    os.environ["REFCONV_TOLERANCE"] = ns.tolerance    # read by refconv.tolerance
+    recorded, rec_tol = recorded_options(doc)
+    session = session_from(ns, recorded=recorded)
+    # the float verdict: --tolerance, else REFCONV_TOLERANCE, else the saving run's, else proven
+    session.tolerance = ns.tolerance or os.environ.get("REFCONV_TOLERANCE") or rec_tol or "proven"
+    bopts = session.configure()
+    session.apply_tolerance()    # read by refconv.tolerance
     v = registry.get(doc["variant"])
-    why = availability(v)
+    why = session.availability(v)
     if why:
         console.print(f"[yellow]{esc(v.id)} is not available here: {esc(why)}[/]")
         return 2
@@ -486,6 +372,12 @@ def cmd_repro(ns) -> int:
     if params is not None:
         check_params(v, params)
     console.print(f"[bold]{esc(v.id)}[/]\ncase: {esc(doc['case'])}\nsaved: {esc(doc.get('status'))} — {esc(doc.get('message'))}")
+    rec = " ".join(filter(None, [option_flags(recorded), f"--tolerance {rec_tol}" if rec_tol and rec_tol != "proven" else ""]))
+    now = " ".join(filter(None, [option_flags(bopts), f"--tolerance {session.tolerance}" if session.tolerance != "proven" else ""]))
+    if rec or now:
+        console.print(f"options: {esc(now) or 'the defaults'}" + (" (recorded in the reproducer)" if now == rec else
+                      f" (the reproducer recorded {esc(rec) or 'the defaults' if 'backend_options' in doc else 'none'}; "
+                      f"the command line or the environment changed them)"))
     sys.stdout.flush()
     kind, r, got = replay_in_worker(doc, params, timeout=ns.timeout, backend_options=bopts)
     if kind == "invalid":
@@ -548,12 +440,6 @@ def cmd_specs(ns) -> int:
 
 # ----------------------------------------------------------------------------- main
 
-TOLERANCE_HELP = ("float verdict: 'proven' (default; worst-case gamma_n bound, never a false alarm) or "
-                  "'probabilistic' (Higham & Mary 2019: lambda*sqrt(n)*u, tighter on large n; a correct "
-                  "result is rejected with probability <= 1e-9 per element when rounding errors behave as "
-                  "independent mean-zero variables, more on adversarial data). Env REFCONV_TOLERANCE")
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="refconv", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd")
@@ -589,16 +475,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no live progress bar")
     p.add_argument("--shard", metavar="K/N", help="check only shard K of N of the selected variants (a stable "
                                                   "split by a hash of the variant id; join with refconv merge)")
-    p.add_argument("--tolerance", choices=("proven", "probabilistic"),
+    p.add_argument("--tolerance", choices=TOLERANCES,
                    default=os.environ.get("REFCONV_TOLERANCE") or "proven", help=TOLERANCE_HELP)
     p = sub.add_parser("repro", help="replay a saved reproducer file and print the diff")
     p.add_argument("file")
     p.add_argument("--params", help="override launch params, e.g. 'bx=8 by=4'")
     p.add_argument("--timeout", type=float, default=60.0,
                    help="seconds the replay may run before it counts as a hang (default 60)")
-    p.add_argument("--tolerance", choices=("proven", "probabilistic"),
-                   default=os.environ.get("REFCONV_TOLERANCE") or "proven",
-                   help="float verdict of the replay (use the mode of the run that saved the file)")
+    p.add_argument("--tolerance", choices=TOLERANCES,
+                   default=None,
+                   help="float verdict of the replay (default: env REFCONV_TOLERANCE, else the one the "
+                        "reproducer recorded, else proven)")
     _add_backend_options(p)
     p = sub.add_parser("merge", help="join the JSON reports of refconv check --shard runs into one report")
     p.add_argument("reports", nargs="+", metavar="REPORT.json")
@@ -623,7 +510,9 @@ def main(argv=None) -> int:
                "merge": cmd_merge}.get(ns.cmd)
     if handler is None:
         from .bench import cmd_bench
-        handler = cmd_bench
+
+        def handler(ns):
+            return cmd_bench(ns, session_from(ns))
     try:
         return handler(ns)
     except UsageError as e:

@@ -44,8 +44,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
+from .case import Case
 from .problem import Problem
-from .strategies import describe_case, domain, outside_support
+from .strategies import domain, outside_support
 from .variant import Range, Variant
 
 HANG, RETURNED, CRASH = "hang", "returned", "crash"
@@ -68,15 +69,15 @@ class ShrinkResult:
 
     @property
     def case(self) -> str:
-        return describe_case(self.problem, self.params)
+        return str(Case(self.problem, self.params))
 
 
 def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None) -> None:
-    from .pool import exit_like, start_own_group
+    from .procs import exit_like, start_own_group
     start_own_group()
     os.environ.update(env)
     from .checking import InvalidProblem, acceptance_for, check_example
-    from .pool import configure_backends
+    from .session import configure_backends
     from .registry import get
     configure_backends(backend_options)
     v = get(variant_id)
@@ -126,7 +127,7 @@ class _Runner:
     def _spawn(self):
         self.conn, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_attempt_worker, args=(child, *self.args), daemon=True)
-        from .pool import start_worker
+        from .procs import start_worker
         start_worker(self.proc)
         child.close()
         if not self.conn.poll(self.start_timeout):
@@ -141,7 +142,7 @@ class _Runner:
             raise RuntimeError(f"hang shrink: the worker for {self.variant_id} died while starting (exit code {code})")
 
     def _died(self) -> str:
-        from .pool import describe_exit
+        from .procs import describe_exit
         self.proc.join(5)
         self.last_crash = describe_exit(self.proc.exitcode)
         self.close()
@@ -166,7 +167,7 @@ class _Runner:
         return HANG
 
     def close(self):
-        from .pool import kill_worker
+        from .procs import kill_worker
         kill_worker(self.proc)
         self.proc = self.conn = None
 
@@ -191,7 +192,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
     if target not in (HANG, CRASH):
         raise ValueError(f"target must be {HANG!r} or {CRASH!r}, got {target!r}")
-    from .pool import worker_env
+    from .procs import worker_env
     limit = min(timeout, max(10.0, 10.0 * slowest_example))
     runner = _Runner(variant.id, backend_options, env if env is not None else worker_env(),
                      warm_case=problem.descriptor())
@@ -203,7 +204,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         return time.monotonic() - t0 - runner.startup_seconds >= budget
 
     def attempt(p: Problem, ps: dict) -> str:
-        key = describe_case(p, ps)
+        key = str(Case(p, ps))
         if key in seen:
             return seen[key]
         if outside_support(variant, p, ps) is not None:
@@ -284,3 +285,11 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
         res.seconds = time.monotonic() - t0
         res.startup_seconds = runner.startup_seconds
     return res
+
+
+def hang_cases(results):
+    """``(result, Case, target)`` for every hanging or crashing variant whose case was seen."""
+    for r in results.values():
+        f = r.failure or {}
+        if r.status == "error" and r.reason.startswith(("hang", "crash")) and f.get("case"):
+            yield r, Case.parse(f["case"]), (CRASH if r.reason.startswith("crash") else HANG)

@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import signal
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+from .case import Case
+from .procs import (IDLE_LIMIT, crash_reason, exit_like, kill_worker, start_own_group,  # noqa: F401
+                    start_worker, worker_env)
 from .runner import VariantResult
+from .session import configure_backends  # noqa: F401  (re-exported: refconv.pool.configure_backends)
 
 
 @dataclass
@@ -44,101 +47,6 @@ class Job:
     seed: int | None
     database: str | None
     failures_dir: str | None
-
-
-def configure_backends(backend_options: dict) -> None:
-    from .registry import backends
-    from .variant import Backend
-    for name, b in backends().items():
-        if isinstance(b, Backend):
-            b.configure({o.dest: backend_options.get(o.dest, o.default) for o in b.options})
-
-
-def worker_env() -> dict:
-    """The environment variables a worker inherits from the parent (backend and refconv settings)."""
-    return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
-
-
-IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
-
-
-def start_worker(proc) -> None:
-    """``proc.start()`` with SIGINT ignored meanwhile: the ignored disposition is inherited through
-    ``exec``, so a Ctrl-C in the terminal while the worker is still starting (before
-    :func:`start_own_group` takes it out of the terminal's process group) cannot make it print a
-    traceback.  A Ctrl-C in the parent during the few milliseconds of the start is lost."""
-    import threading
-    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
-        proc.start()
-        return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        proc.start()
-    finally:
-        signal.signal(signal.SIGINT, old)
-
-
-def start_own_group() -> None:
-    """Make the calling worker the leader of a new session and process group (pgid == pid), so that
-    :func:`kill_worker` can kill it together with every process it started, and so that a Ctrl-C
-    in the terminal (sent to the foreground process group) reaches only the parent.  Then restore
-    Python's SIGINT handler, ignored while the worker started (:func:`start_worker`)."""
-    try:
-        os.setsid()
-    except OSError:  # already a group leader
-        pass
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-def kill_worker(proc) -> None:
-    """SIGKILL ``proc``'s process group (the worker and whatever it started), then ``proc``."""
-    if proc is None:
-        return
-    pid = proc.pid
-    if pid is not None:
-        try:  # no such group until the worker has called start_own_group(); it outlives a reaped worker
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    try:
-        proc.kill()
-        proc.join(5)
-    except Exception:  # noqa: BLE001 - already gone
-        pass
-
-
-def describe_exit(code: int | None) -> str:
-    """``signal 11 SIGSEGV`` for a negative multiprocessing exit code, ``exit 3`` otherwise."""
-    if code is None:
-        return "exit status unknown"
-    if code < 0:
-        try:
-            return f"signal {-code} {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit {code}"
-
-
-def crash_reason(code: int | None, note: str | None = None) -> str:
-    """The one-line reason of a crashed worker: ``crash: worker died (signal 11 SIGSEGV)``."""
-    return f"crash: worker died ({describe_exit(code)})" + (f"; {note}" if note else "")
-
-
-def exit_like(e: BaseException, conn=None) -> None:
-    """End the worker after a variant raised ``KeyboardInterrupt`` or ``SystemExit``: tell the parent
-    what was raised (over ``conn``), then exit at once with ``SystemExit``'s code (130 for
-    ``KeyboardInterrupt``), as a crash, without Python's traceback and clean-up."""
-    what = f"{type(e).__name__}({e.code!r})" if isinstance(e, SystemExit) else type(e).__name__
-    if conn is not None:
-        try:
-            conn.send(("crash", f"the variant raised {what}"))
-        except Exception:  # noqa: BLE001
-            pass
-    if isinstance(e, KeyboardInterrupt):
-        code = 130
-    else:  # Python's own rule for SystemExit: None is 0, an int is itself, anything else is 1
-        code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
-    os._exit(code)
 
 
 def _worker(conn, backend_options: dict, env: dict) -> None:
@@ -162,7 +70,7 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
                           ("done", _vid, result.status, max(result.max_abs, 0.0)))
 
             res = check_variant(v, prof, seed=job.seed, db=job.database, failures_dir=job.failures_dir,
-                                on_example=on_example)
+                                on_example=on_example, backend_options=backend_options)
         except Exception as e:  # a broken variant declaration must not kill the run
             res = VariantResult(job.variant_id, "error", reason=f"{type(e).__name__}: {e}")
         except (KeyboardInterrupt, SystemExit) as e:  # raised by the variant: a crash of its worker
@@ -216,7 +124,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
         vid = s.job.variant_id
         r = VariantResult(vid, "error", examples=s.examples, reason=why,
                           seconds=time.monotonic() - s.job_started,
-                          failure={"status": "error", "descriptor": (s.case or "").split(" @ ")[0],
+                          failure={"status": "error", "descriptor": Case.descriptor_of(s.case),
                                    "case": s.case, "message": why,
                                    "slowest_example_s": round(s.slowest, 3), **extra})
         results[vid] = r

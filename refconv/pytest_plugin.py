@@ -8,18 +8,19 @@ the CLI; failures show the minimised case and the reproducer path; the Hypothesi
 each variant are printed in the terminal summary (and attached as the report section
 "refconv statistics").  Backend options appear as ``--refconv-<flag>`` (e.g.
 ``--refconv-opencl oclgrind``).  Works with pytest-xdist: tests are independent.
+
+Selection, backend options and profile go through the same :class:`refconv.session.Session` as
+``refconv check`` (:func:`session_of`).
 """
 from __future__ import annotations
-
-import os
 
 import pytest
 
 
 def _bopts():
-    from .cli import _backend_options
+    from .session import backend_options
     try:
-        return _backend_options()
+        return backend_options()
     except Exception:  # pragma: no cover - a broken plugin must not break pytest start-up
         return []
 
@@ -34,8 +35,8 @@ def pytest_addoption(parser):
     g.addoption("--refconv-examples", type=int, default=None, help="examples per variant")
     g.addoption("--refconv-seed", type=int, default=None, help="Hypothesis seed")
     g.addoption("--refconv-database", default=None, help="Hypothesis example database (dir, redis://, none)")
-    from .cli import TOLERANCE_HELP
-    g.addoption("--refconv-tolerance", choices=("proven", "probabilistic"), default=None, help=TOLERANCE_HELP)
+    from .session import TOLERANCE_HELP, TOLERANCES
+    g.addoption("--refconv-tolerance", choices=TOLERANCES, default=None, help=TOLERANCE_HELP)
     for bname, o in _bopts():
         flag = "--refconv-" + o.flag.lstrip("-")
         if o.is_flag:
@@ -44,21 +45,25 @@ def pytest_addoption(parser):
             g.addoption(flag, dest=o.dest, choices=o.choices, default=None, help=f"[{bname}] {o.help}")
 
 
-class _NS:
-    def __init__(self, config):
-        for _, o in _bopts():
-            setattr(self, o.dest, config.getoption(o.dest, default=None))
+def session_of(config):
+    """The :class:`refconv.session.Session` of pytest's ``--refconv-*`` options."""
+    from .session import Session
+    return Session(op=config.getoption("--refconv-op"), backend=config.getoption("--refconv-backend"),
+                   variant=config.getoption("--refconv-variant"),
+                   options={o.dest: config.getoption(o.dest, default=None) for _, o in _bopts()},
+                   profile_name=config.getoption("--refconv-profile"),
+                   examples=config.getoption("--refconv-examples"),
+                   tolerance=config.getoption("--refconv-tolerance"))
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "refconv: a refconv variant conformance test")
     config._refconv_stats = []
     config._refconv_bopts = {}
-    if config.getoption("--refconv-tolerance"):
-        os.environ["REFCONV_TOLERANCE"] = config.getoption("--refconv-tolerance")  # refconv.tolerance reads it
+    session = config._refconv_session = session_of(config)
+    session.apply_tolerance()  # refconv.tolerance reads REFCONV_TOLERANCE
     if config.getoption("--refconv"):
-        from .cli import configure
-        config._refconv_bopts = configure(_NS(config))
+        config._refconv_bopts = session.configure()
 
 
 class RefconvItem(pytest.Item):
@@ -69,14 +74,13 @@ class RefconvItem(pytest.Item):
 
     def runtest(self):
         from . import preflight, registry
-        from .cli import availability
-        from .profiles import get_profile
         from .runner import VariantResult, check_variant
         from .variant import MissingTarget
         cfg = self.config
         v = registry.get(self.variant_id)
         found = preflight.run([v], cfg._refconv_bopts).get(v.id, [])  # e.g. --refconv-compile
-        why = availability(v)
+        session = cfg._refconv_session
+        why = session.availability(v)
         if why:
             r = VariantResult(v.id, "unavailable", reason=why)
             preflight.apply(r, found)
@@ -85,9 +89,8 @@ class RefconvItem(pytest.Item):
             if isinstance(why, MissingTarget):   # the user's explicit choice cannot be honoured
                 raise pytest.fail.Exception(f"{v.id}: requested target missing: {why}", pytrace=False)
             pytest.skip(f"{v.id} unavailable: {r.reason}")
-        prof = get_profile(cfg.getoption("--refconv-profile") or os.environ.get("REFCONV_PROFILE", "ci"),
-                           cfg.getoption("--refconv-examples"))
-        r = check_variant(v, prof, seed=cfg.getoption("--refconv-seed"), db=cfg.getoption("--refconv-database"))
+        r = check_variant(v, session.profile(), seed=cfg.getoption("--refconv-seed"),
+                          db=cfg.getoption("--refconv-database"), backend_options=cfg._refconv_bopts)
         preflight.apply(r, found)
         self.add_report_section("call", "refconv statistics", f"{v.id}: {r.statistics}")
         self.user_properties.append(("refconv_statistics", r.statistics))
@@ -101,8 +104,8 @@ class RefconvItem(pytest.Item):
             f = r.failure or {}
             lines = [f"{r.variant}: {r.status}: {r.reason}"]
             if f.get("descriptor"):
-                ps = " ".join(f"{k}={v}" for k, v in (f.get("params") or {}).items())
-                lines.append(f"minimised case: {f['descriptor']}" + (f" @ {ps}" if ps else ""))
+                from .case import Case
+                lines.append(f"minimised case: {Case.join(f['descriptor'], f.get('params'))}")
             for fd in (r.findings or [])[:10]:
                 lines.append(f"finding: {fd}")
             if r.reproducer:
@@ -143,15 +146,12 @@ class RefconvBrokenBackendItem(pytest.Item):
 
 class RefconvCollector(pytest.Collector):
     def collect(self):
-        from . import registry
-        cfg = self.config
-        backend = cfg.getoption("--refconv-backend")
-        for v in registry.variants(op=cfg.getoption("--refconv-op"), backend=backend,
-                                   name=cfg.getoption("--refconv-variant")):
+        session = self.config._refconv_session
+        for v in session.selected():
             yield RefconvItem.from_parent(self, name=v.id, variant_id=v.id)
-        for name, why in registry.broken(backend).items():
+        for name, why in session.broken().items():
             yield RefconvBrokenBackendItem.from_parent(self, name=f"*/{name}/*", backend=name, why=why,
-                                                      explicit=bool(backend))
+                                                      explicit=bool(session.backend))
 
 
 @pytest.hookimpl(trylast=True)

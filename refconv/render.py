@@ -18,6 +18,8 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
+from .case import Case
+
 STYLE = {"pass": "green", "fail": "bold red", "error": "bold magenta", "unavailable": "yellow", "skipped": "dim"}
 
 
@@ -62,8 +64,7 @@ def case_line(r) -> str:
     f = r.failure or {}
     if f.get("case"):
         return f["case"]
-    ps = " ".join(f"{k}={v}" for k, v in (f.get("params") or {}).items())
-    return (f.get("descriptor") or "") + (f" @ {ps}" if ps else "")
+    return Case.join(f.get("descriptor") or "", f.get("params"))
 
 
 def result_line(r) -> str:

@@ -1,8 +1,12 @@
 """Reproducer files: one JSON file per minimised failure, replayable with ``refconv repro FILE``.
 
-The file holds the variant id, the one-line case (problem descriptor ``@`` launch params), the
-inputs themselves (dtype, shape, base64 bytes — so a replay does not depend on the fill
-generator), the verdict and any findings.
+The file holds the variant id, the one-line case (:class:`refconv.case.Case`: problem descriptor
+``@`` launch params), the inputs themselves (dtype, shape, base64 bytes — so a replay does not
+depend on the fill generator), the verdict and any findings, and how the run that found it was
+configured: ``backend_options`` (the values of every backend option, e.g. ``{"cuda": "sim",
+"sanitize": true}``) and ``tolerance`` (the float verdict).  ``refconv repro`` replays with those
+unless the command line or the environment sets them, so a finding of ``--sanitize`` or
+``--opencl oclgrind`` is replayed under the same instrument.
 """
 from __future__ import annotations
 
@@ -15,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from .checking import ExampleResult, acceptance_for, check_example, expected_output_layout, interior_offset
+from .case import Case
 from .problem import Problem
-from .strategies import describe_case
 from .variant import Variant
 
 FORMAT = "refconv-reproducer/1"
@@ -32,13 +36,19 @@ def _dec(d: dict) -> np.ndarray:
 
 
 def save_reproducer(directory, variant: Variant, problem: Problem, params: dict, result: ExampleResult,
-                    profile: str = "") -> Path:
-    case = describe_case(problem, params)
+                    profile: str = "", backend_options: dict | None = None, tolerance: str | None = None) -> Path:
+    """Write the reproducer of ``result`` under ``directory``; ``backend_options``: the backend
+    option values of the run (recorded, re-applied by the replay); ``tolerance``: its float
+    verdict (default: ``REFCONV_TOLERANCE``, else proven)."""
+    case = str(Case(problem, params))
     h = hashlib.sha1(f"{variant.id} {case}".encode()).hexdigest()[:10]
     path = Path(directory) / f"{variant.id.replace('/', '__')}-{h}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"format": FORMAT, "variant": variant.id, "case": case, "descriptor": problem.descriptor(),
-           "params": params, "profile": profile, "status": result.status, "message": result.message,
+           "params": params, "profile": profile,
+           "backend_options": dict(backend_options or {}),
+           "tolerance": tolerance or os.environ.get("REFCONV_TOLERANCE") or "proven",
+           "status": result.status, "message": result.message,
            "result": result.to_dict(), "findings": result.findings,
            "inputs": {k: _enc(v) for k, v in problem.inputs.items()},
            "replay": f"refconv repro {path}"}
@@ -81,13 +91,17 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
         if not isinstance(doc[k], t):
             raise ValueError(f"{name}: {k!r} is a {type(doc[k]).__name__}, expected a "
                              f"{'JSON object' if t is dict else 'string'}")
-    case_desc = doc["case"].partition(" @ ")[0].strip()
+    case_desc = Case.descriptor_of(doc["case"])
     if case_desc != doc["descriptor"]:
         raise ValueError(f"{name}: the case line {doc['case']!r} does not match the descriptor {doc['descriptor']!r}")
     try:
         problem = Problem.parse(doc["descriptor"])
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{name}: bad descriptor: {e}") from None
+    if not isinstance(doc.get("backend_options", {}), dict):
+        raise ValueError(f"{name}: 'backend_options' is a {type(doc['backend_options']).__name__}, expected a JSON object")
+    if doc.get("tolerance") not in (None, "proven", "probabilistic"):
+        raise ValueError(f"{name}: tolerance {doc['tolerance']!r}, expected 'proven' or 'probabilistic'")
     from .problem import OPDEFS
     shapes = problem.input_shapes()
     if set(doc["inputs"]) != set(shapes):
@@ -129,6 +143,12 @@ def check_params(variant: Variant, params: dict, what: str = "--params") -> None
                              f"{', '.join(map(str, declared[k].values))}")
 
 
+def recorded_options(doc: dict) -> tuple[dict, str | None]:
+    """The backend option values and the float verdict the saving run recorded (``{}`` and
+    ``None`` for a file written before they were recorded)."""
+    return dict(doc.get("backend_options") or {}), doc.get("tolerance")
+
+
 def saved_problem(doc: dict) -> Problem:
     """The saved case with its saved input arrays (not regenerated from the fills)."""
     return Problem.parse(doc["descriptor"]).with_inputs({k: _dec(v) for k, v in doc["inputs"].items()})
@@ -145,8 +165,9 @@ def replay(doc: dict, variant: Variant, params: dict | None = None):
 
 
 def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: dict | None) -> None:
-    from .pool import configure_backends, exit_like, start_own_group
+    from .procs import exit_like, start_own_group
     from .registry import get
+    from .session import configure_backends
     start_own_group()
     os.environ.update(env)
     configure_backends(backend_options)
@@ -175,7 +196,7 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
     ``("invalid", message, None)`` when the case cannot be run (the spec refuses it)."""
     import multiprocessing as mp
 
-    from .pool import crash_reason, kill_worker, start_worker, worker_env
+    from .procs import crash_reason, kill_worker, start_worker, worker_env
     ctx = mp.get_context("spawn")
     conn, child = ctx.Pipe()
     proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params), daemon=True)
@@ -225,5 +246,24 @@ def diff_rows(problem: Problem, variant: Variant, got: np.ndarray, limit: int = 
     return [(tuple(int(i) for i in ix), got[tuple(ix)], exp_show[tuple(ix)]) for ix in idx[:limit]], len(idx)
 
 
-def default_dir() -> str:
-    return os.environ.get("REFCONV_FAILURES", os.path.join(".refconv", "failures"))
+def save_hang_reproducers(results, failures_dir, profile, backend_options: dict | None = None,
+                          tolerance: str | None = None) -> None:
+    """Hangs are detected by the parent (the worker was killed): save their case as a reproducer,
+    with the backend options of the run.  One that cannot be saved keeps its error and says why
+    in ``reproducer_error`` (and on stderr)."""
+    import sys
+    if not failures_dir:
+        return
+    from . import registry
+    for r in results.values():
+        if r.status == "error" and r.failure and r.failure.get("case") and r.reproducer is None:
+            try:
+                v = registry.get(r.variant)
+                c = Case.parse(r.failure["case"])
+                er = ExampleResult("error", c.descriptor, c.params, message=r.reason)
+                r.reproducer = str(save_reproducer(failures_dir, v, c.problem, c.params, er, profile,
+                                                   backend_options=backend_options, tolerance=tolerance))
+            except Exception as e:  # the error stays reported, with its case; say why there is no file
+                r.reproducer_error = f"{failures_dir}: {type(e).__name__}: {e}"
+                print(f"refconv: warning: could not save the reproducer of {r.variant} in {failures_dir}: "
+                      f"{type(e).__name__}: {e}", file=sys.stderr)

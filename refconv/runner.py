@@ -10,9 +10,10 @@ from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed as hyp_seed, settings
 
+from .case import Case
 from .checking import ExampleResult, InvalidProblem, check_example
 from .profiles import Profile, database, get_profile
-from .strategies import cases, describe_case
+from .strategies import cases
 from .variant import Variant
 
 
@@ -53,12 +54,13 @@ class _CaseFailed(Exception):
 def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int | None = None,
                   db: str | None = None, failures_dir: str | None = ".refconv/failures",
                   on_example: Callable[[str, ExampleResult | None, str | None], None] | None = None,
-                  shrink: bool = True) -> VariantResult:
+                  shrink: bool = True, backend_options: dict | None = None) -> VariantResult:
     """Check ``variant`` against the spec on ``profile.max_examples`` Hypothesis examples.
 
     ``on_example(event, result, case)`` is called with ``("start", None, case_line)`` before and ``("done",
     result, None)`` after every example (progress and hang detection).  On failure the minimised case is
-    saved under ``failures_dir`` (see :mod:`refconv.repro`)."""
+    saved under ``failures_dir`` (see :mod:`refconv.repro`), recording ``backend_options`` (the
+    option values the backends were configured with) so that its replay re-applies them."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     t0 = time.perf_counter()
     stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0, "shrink": 0}
@@ -67,7 +69,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     def one(case):
         problem, params = case
         if on_example:
-            on_example("start", None, describe_case(problem, params))
+            on_example("start", None, str(Case(problem, params)))
         try:
             r = check_example(variant, problem, params)
         except InvalidProblem:
@@ -81,7 +83,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                 return
             nbytes = problem.input_nbytes()
             if nbytes >= stats.get("largest_bytes", -1):
-                stats["largest_bytes"], stats["largest"] = nbytes, describe_case(problem, params)
+                stats["largest_bytes"], stats["largest"] = nbytes, str(Case(problem, params))
             stats["passed"] += 1
             stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
             stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
@@ -124,7 +126,8 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         res.findings = r.findings
         res.reason = r.message
         if failures_dir:
-            save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name)
+            save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name,
+                         backend_options)
     res.statistics = (f"{res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
                                                     if res.shrink_examples else "") +
                       f" ({res.passed} passed, {res.invalid} outside the spec's domain "
@@ -134,12 +137,13 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
 
 
 def save_or_note(res: VariantResult, failures_dir: str, variant: Variant, problem, params: dict,
-                 example: ExampleResult, profile: str) -> None:
+                 example: ExampleResult, profile: str, backend_options: dict | None = None) -> None:
     """Save the reproducer of ``res``'s minimised case; when that fails (an unwritable or full
     directory) record why in ``res.reproducer_error``.  Never raises: a failure stays a failure,
     and its minimised case stays in ``res.failure`` (matrix, JSON, JUnit)."""
     from .repro import save_reproducer
     try:
-        res.reproducer = str(save_reproducer(failures_dir, variant, problem, params, example, profile))
+        res.reproducer = str(save_reproducer(failures_dir, variant, problem, params, example, profile,
+                                             backend_options=backend_options))
     except Exception as e:
         res.reproducer, res.reproducer_error = None, f"{failures_dir}: {type(e).__name__}: {e}"

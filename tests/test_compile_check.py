@@ -11,7 +11,6 @@ import pytest
 
 pytest.importorskip("numba_cuda")
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from refconv.backends.numba_cuda import compile_check as cc  # noqa: E402
 from refconv.variant import Param, Variant  # noqa: E402

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import refconv_cli
+from helpers import refconv_cli
 
 OPS = ("filter2d", "sobel", "matvec", "kron", "conv2d")
 TARGETS = {

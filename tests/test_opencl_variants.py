@@ -1,16 +1,19 @@
-"""Every opencl variant on PoCL against refconv.specs on a couple of fixed problems per op (the
-poisoned buffer is handed in, the border of ``writes="interior"`` variants must keep it)."""
+"""Every opencl variant on PoCL through refconv's checker (:func:`refconv.checking.check_example`)
+on a couple of fixed problems per op: the poisoned buffer is handed in, the border of
+``writes="interior"`` variants must keep it, and the result is judged by the op's acceptance
+engine, not by a tolerance of this file's own."""
 from __future__ import annotations
 
 import numpy as np
-from refconv.sink import RowSink
 import pytest
 
 pytest.importorskip("pyopencl")
-specs = pytest.importorskip("refconv.specs")
 
-from refconv import Problem, findings  # noqa: E402
+from refconv import Problem  # noqa: E402
 from refconv.backends.opencl import _cl, backend  # noqa: E402
+from refconv.checking import check_example  # noqa: E402
+from refconv.sink import RowSink  # noqa: E402
+from refconv.strategies import outside_support  # noqa: E402
 
 PROBLEMS = {
     "filter2d": [
@@ -36,20 +39,6 @@ PROBLEMS = {
 }
 
 
-def _supported(v, p):
-    from refconv.variant import Range
-    for k, dom in v.supports.items():
-        val = p.dims.get(k, p.options.get(k, None))
-        if k not in p.dims and k not in p.options:
-            continue
-        if isinstance(dom, Range):
-            if val not in dom:
-                return False
-        elif val not in dom:
-            return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def pocl():
     old = _cl._state["choice"]
@@ -64,40 +53,22 @@ CASES = [(v, d) for v in backend.variants() for d in PROBLEMS[v.op]] if not _cl.
 
 
 @pytest.mark.parametrize("variant,desc", CASES, ids=[f"{v.id}-{i}" for i, (v, d) in enumerate(CASES)])
-def test_variant_matches_spec(pocl, variant, desc):
-    p = Problem.parse(desc)
-    if not _supported(variant, p):
-        pytest.skip("outside the variant's declared support")
+def test_variant_passes_the_checker(pocl, variant, desc):
+    """The checker itself (:func:`refconv.checking.check_example`: poisoned output buffer, border
+    of ``writes="interior"`` variants kept, the op's acceptance engine, findings) on a fixed
+    problem, with the variant's default launch params (its first values when the constraint
+    refuses the defaults)."""
     if variant.available():
         pytest.skip(variant.available())
-    args, kw = p.spec_args()
-    exp = getattr(specs, p.op)(*args, **kw)
+    p = Problem.parse(desc)
     params = variant.default_params()
-    if variant.constraint and variant.constraint(p, params):
+    if outside_support(variant, p, params) is not None:
         params = {q.name: q.values[0] for q in variant.params}
-        assert variant.constraint is None or variant.constraint(p, params) is None
-    if variant.writes == "interior":
-        H, W = p.dims["h"], p.dims["w"]
-        buf = np.full((H, W), 77, exp.dtype)
-        oy, ox = (p.dims.get("kh", 3) // 2, p.dims.get("kw", 3) // 2)
-    else:
-        buf = np.full(exp.shape, 77 if exp.dtype.kind in "iu" else np.nan, exp.dtype)
-    out = buf
-    if variant.output == "rows":   # a streamed variant hands its rows to a sink: collect them into buf
-        out = RowSink(buf.shape, buf.dtype, lambda r0, block: buf.__setitem__(slice(r0, r0 + len(block)), block))
-    with findings.collect() as found:
-        got = variant.run(p, out, **params)
-    got = buf if got is None else got
-    assert found == []
-    if variant.writes == "interior":
-        inner = got[oy:oy + exp.shape[0], ox:ox + exp.shape[1]].copy()
-        got[oy:oy + exp.shape[0], ox:ox + exp.shape[1]] = 77
-        assert (got == 77).all(), "border written"
-        got = inner
-    if exp.dtype.kind == "f" and p.op in ("matvec", "conv2d"):
-        np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-5)
-    else:
-        np.testing.assert_array_equal(got, exp)
+    why = outside_support(variant, p, params)
+    if why is not None:
+        pytest.skip(f"outside the variant's declared support: {why}")
+    r = check_example(variant, p, params)
+    assert r.status == "pass" and not r.findings, f"{r.status}: {r.message} {r.findings[:3]}"
 
 
 def test_kron_streamed_rows_can_land_in_a_memmap(pocl, tmp_path):

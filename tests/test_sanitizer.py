@@ -15,7 +15,6 @@ pytest.importorskip("numba_cuda")
 
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "sanitizer_corpus" / "run_sim.py"
-sys.path.insert(0, str(HERE))
 
 
 def _run(*args, timeout=600):
@@ -109,7 +108,6 @@ def test_enable_is_idempotent_and_late():
     code = r"""
 import os, sys
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-sys.path.insert(0, %r)
 from refconv import findings
 from sanitizer_corpus import cuda_kernels as ck
 ck.run_uninit_shared()
@@ -123,9 +121,10 @@ with findings.collect() as fs:
     ck.run_uninit_shared()
 assert fs == []
 print("OK")
-""" % str(HERE)
+"""
+    path = os.pathsep.join([str(HERE)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
+                       env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1", PYTHONPATH=path))
     assert p.returncode == 0 and "OK" in p.stdout, p.stderr[-3000:]
 
 

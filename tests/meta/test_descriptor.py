@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from refconv import Param, Problem, Range, Variant
-from refconv.strategies import cases, describe_case, parse_params
+from refconv.case import Case
+from refconv.strategies import cases
 
 ANY = {op: Variant(op, "meta", "any", run=lambda p, **k: None) for op in ("filter2d", "conv2d", "sobel", "matvec", "kron")}
 
@@ -26,9 +27,20 @@ def test_descriptor_round_trips_and_regenerates_identical_inputs(op, data):
 def test_case_line_carries_launch_params():
     v = Variant("matvec", "meta", "p", run=lambda p, **k: None, params=(Param("block", (4, 8), 8), Param("mode", ("a", "b"))))
     p = Problem("matvec", {"dtype": "float32", "rows": 3, "cols": 5}, {}, {"m": "exact.1", "v": "ramp.0"})
-    line = describe_case(p, {"block": 4, "mode": "b"})
-    desc, _, ps = line.partition(" @ ")
-    assert Problem.parse(desc) == p and parse_params(ps) == {"block": 4, "mode": "b"}
+    line = str(Case(p, {"block": 4, "mode": "b"}))
+    assert line == p.descriptor() + " @ block=4 mode=b"
+    c = Case.parse(line)
+    assert c == Case(p, {"block": 4, "mode": "b"}) and c.problem == p and c.params == {"block": 4, "mode": "b"}
+    assert Case.descriptor_of(line) == p.descriptor() and Case.join(p.descriptor(), c.params) == line
+
+
+def test_case_without_params_has_no_separator_and_parses_back():
+    p = Problem("kron", {"dtype": "float64", "m": 2, "n": 1, "p": 3, "q": 2}, {}, {"a": "random.1", "b": "ramp.0"})
+    line = str(Case(p, {}))
+    assert line == p.descriptor() and "@" not in line
+    assert Case.parse(line) == Case(p) and Case.parse(line).params == {}
+    assert Case.descriptor_of(None) == "" and Case.join(p.descriptor(), None) == line
+    assert Case.parse(str(Case(p, {"neg": -3, "flag": True, "name": "x"}))).params == {"neg": -3, "flag": True, "name": "x"}
 
 
 @pytest.mark.parametrize("line, word", [

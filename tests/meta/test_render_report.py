@@ -105,7 +105,7 @@ def test_output_path_checks_name_the_option_and_what_is_accepted(tmp_path):
 
 
 def test_jobs_are_capped_at_the_variants_to_check():
-    from refconv.cli import worker_count
+    from refconv.session import worker_count
     assert worker_count(16, 3) == 3
     assert worker_count(0, 1) == 1
     assert worker_count(2, 40) == 2
@@ -114,14 +114,15 @@ def test_jobs_are_capped_at_the_variants_to_check():
 
 def test_a_hang_whose_reproducer_cannot_be_saved_says_why_instead_of_swallowing_it(tmp_path):
     from refconv import Problem
-    from refconv.cli import _save_hang_reproducers
+    from refconv.repro import save_hang_reproducers
     (tmp_path / "afile").write_text("x")
-    case = Problem("matvec", {"dtype": "float32", "rows": 2, "cols": 3}, {},
-                   {"m": "one.0", "v": "one.0"}).descriptor() + " @ row_block=7"
+    from refconv.case import Case
+    case = Case(Problem("matvec", {"dtype": "float32", "rows": 2, "cols": 3}, {}, {"m": "one.0", "v": "one.0"}),
+                {"row_block": 7})
     r = VariantResult("matvec/example/numpy_rows", "error", reason="hang: example ran longer than 1s (killed)",
-                      failure={"case": case, "descriptor": case.split(" @ ")[0]})
-    _save_hang_reproducers({r.variant: r}, str(tmp_path / "afile" / "sub"), "ci")
+                      failure={"case": str(case), "descriptor": case.descriptor})
+    save_hang_reproducers({r.variant: r}, str(tmp_path / "afile" / "sub"), "ci")
     assert r.status == "error" and r.reproducer is None and "afile" in r.reproducer_error
     ok = VariantResult("matvec/example/numpy_rows", "error", reason=r.reason, failure=dict(r.failure))
-    _save_hang_reproducers({ok.variant: ok}, str(tmp_path / "fails"), "ci")
+    save_hang_reproducers({ok.variant: ok}, str(tmp_path / "fails"), "ci")
     assert ok.reproducer and os.path.exists(ok.reproducer)

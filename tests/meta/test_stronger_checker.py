@@ -4,13 +4,11 @@ implementations are in ``wrong_impls.py``; ``scripts/catch_rates.py`` measures t
 import json
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from wrong_impls import BUGS, tf32, tf32_inputs  # noqa: E402
+from .wrong_impls import BUGS, tf32, tf32_inputs
 
 from refconv import Range, Variant  # noqa: E402
 from refconv.problem import Problem, make_fill  # noqa: E402
@@ -54,7 +52,7 @@ def test_sparse_weights_meet_nonfinite_pixels():
     p = Problem("filter2d", {"dtype": "float32", "c": 0, "h": 8, "w": 8, "kh": 3, "kw": 3}, {},
                 {"image": "edge.5", "weights": "sparse.5"})
     acc = acceptance("filter2d", p.inputs, {})
-    from wrong_impls import skip_zero_weight_taps
+    from .wrong_impls import skip_zero_weight_taps
     assert not acc.check(skip_zero_weight_taps(p)).ok
 
 
@@ -114,7 +112,7 @@ def test_probabilistic_mode_accepts_other_summation_orders(n):
 
 
 def test_tolerance_mode_reaches_the_cli_and_the_json_report(tmp_path):
-    from conftest import refconv_cli
+    from helpers import refconv_cli
     env = dict(os.environ, REFCONV_DATABASE="none")
     p = refconv_cli("check", "--op", "matvec", "--backend", "example", "--examples", "2", "--jobs", "1",
                     "--tolerance", "probabilistic", "--json", "r.json", "--quiet", "--no-save", env=env,

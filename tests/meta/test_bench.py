@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import refconv_cli
+from helpers import refconv_cli
 from refconv import Backend, Range, Variant, bench, cli, peers, presets, registry, specs, timing
 from refconv.timing import BenchHooks
 

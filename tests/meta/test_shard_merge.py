@@ -10,8 +10,7 @@ import sys
 
 import pytest
 
-from conftest import refconv_cli
-from faults_env import faults_env  # noqa: F401 - fixture
+from helpers import refconv_cli
 from refconv.merge import merge_reports
 from refconv.shard import parse_shard, select, shard_of
 

@@ -1,4 +1,5 @@
 """The pytest plugin: one test id per variant, statistics shown, failures carry the case."""
+import json
 import subprocess
 import sys
 
@@ -22,6 +23,10 @@ def test_failing_variant_reports_the_minimised_case_and_reproducer(tmp_path, bug
     assert p.returncode == 1, p.stdout[-3000:]
     assert "matvec/buggy/drop_last_col" in p.stdout and "minimised case: matvec:" in p.stdout
     assert "replay: refconv repro" in p.stdout
+    saved = p.stdout.split("replay: refconv repro ", 1)[1].split()[0]   # the plugin's options are recorded too
+    doc = json.loads((tmp_path / saved).read_text())
+    assert doc["backend_options"].get("sanitize") is False and doc["backend_options"].get("opencl") in ("auto", "pocl",
+                                                                                                    "oclgrind", "nvidia")
 
 
 def test_plugin_runs_under_xdist(tmp_path):

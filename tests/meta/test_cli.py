@@ -3,7 +3,7 @@ import json
 import os
 import re
 
-from conftest import refconv_cli
+from helpers import refconv_cli
 
 
 def test_list_shows_builtin_and_example_plugin_backends_with_availability():

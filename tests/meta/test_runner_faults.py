@@ -16,8 +16,8 @@ import time
 import numpy as np
 import pytest
 
-from conftest import refconv_cli
-from faults_env import faults_env, kill_pids, processes_with_arg, sleep_marker  # noqa: F401 - fixture
+from helpers import refconv_cli
+from helpers import kill_pids, processes_with_arg, sleep_marker
 
 CRASHES = {  # variant -> the start of its reason
     "matvec/faults/crash_segfault": "crash: worker died (signal 11 SIGSEGV)",
@@ -210,9 +210,9 @@ def test_hang_shrink_budget_does_not_count_the_start_up_of_its_workers(faults_en
 def _write_reproducer(path, variant_id, desc, params=None, **override):
     from refconv.problem import Problem
     from refconv.repro import FORMAT, _enc
-    from refconv.strategies import describe_case
+    from refconv.case import Case
     p = Problem.parse(desc)
-    doc = {"format": FORMAT, "variant": variant_id, "case": describe_case(p, params or {}), "descriptor": desc,
+    doc = {"format": FORMAT, "variant": variant_id, "case": str(Case(p, params or {})), "descriptor": desc,
            "params": params or {}, "status": "error", "message": "", "findings": [],
            "inputs": {k: _enc(v) for k, v in p.inputs.items()}}
     doc.update(override)
@@ -335,14 +335,14 @@ def test_seeded_run_saves_its_failing_example_to_the_database(tmp_path):
 
 def test_unsaved_hang_reproducer_is_reported_as_a_warning(tmp_path, capsys):
     from refconv import registry
-    from refconv.cli import _save_hang_reproducers
+    from refconv.repro import save_hang_reproducers
     from refconv.runner import VariantResult
     v = registry.variants(op="matvec")[0]
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
     r = VariantResult(v.id, "error", reason="hang: example ran longer than 1s (killed)",
                       failure={"case": "matvec:dtype=float64,rows=3,cols=2::m=zero.0,v=zero.0"})
-    _save_hang_reproducers({v.id: r}, str(not_a_dir), "ci")
+    save_hang_reproducers({v.id: r}, str(not_a_dir), "ci")
     err = capsys.readouterr().err
     assert f"refconv: warning: could not save the reproducer of {v.id}" in err, err
     assert r.reproducer is None and str(not_a_dir) in r.reproducer_error   # the result says why, too

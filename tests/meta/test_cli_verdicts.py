@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from conftest import refconv_cli
-from plugin_factory import HEADER, plugin_env
+from helpers import refconv_cli
+from helpers import HEADER, plugin_env
 
 NOHW = HEADER + """
 def run(problem, **_):
@@ -44,7 +44,7 @@ backend = Backend(name="aaa_gpu_importer", variants=lambda: [])
 
 
 def _gpu_present() -> bool:
-    from backends.numba_cuda._env import detect_gpu
+    from refconv.backends.numba_cuda._env import detect_gpu
     return detect_gpu()[0]
 
 
@@ -57,7 +57,7 @@ def test_cuda_gpu_requested_without_a_gpu_exits_2_with_the_reason_on_stderr():
 
 
 def test_opencl_target_requested_but_not_installed_exits_2_naming_it():
-    from backends.opencl import _cl
+    from refconv.backends.opencl import _cl
     if "nvidia" in _cl.platforms():
         pytest.skip("NVIDIA OpenCL is installed here")
     p = refconv_cli("check", "--backend", "opencl", "--op", "matvec", "--opencl", "nvidia", "--quiet")
@@ -166,7 +166,7 @@ def test_a_hung_variant_shows_the_time_it_really_ran(tmp_path, buggy_env):
 
 
 def test_pytest_items_fail_rather_than_skip_when_the_requested_target_is_missing(tmp_path):
-    from backends.opencl import _cl
+    from refconv.backends.opencl import _cl
     if "nvidia" in _cl.platforms():
         pytest.skip("NVIDIA OpenCL is installed here")
     (tmp_path / "test_nothing.py").write_text("")

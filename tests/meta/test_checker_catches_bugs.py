@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import refconv_cli
+from helpers import refconv_cli
 
 EXPECTED = {
     "filter2d/buggy/halo_off_by_one", "filter2d/buggy/wrong_border", "filter2d/buggy/no_shift",

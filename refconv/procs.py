@@ -1,0 +1,96 @@
+"""Worker processes of refconv: starting one out of the terminal's reach, killing it with every
+process it started, and describing how it ended.  Used by the check pool (:mod:`refconv.pool`),
+the replay of a reproducer (:mod:`refconv.repro`) and the hang shrinker
+(:mod:`refconv.hang_shrink`); the rules are in :mod:`refconv.pool`'s docstring.
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+
+def worker_env() -> dict:
+    """The environment variables a worker inherits from the parent (backend and refconv settings)."""
+    return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
+
+
+IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
+
+
+def start_worker(proc) -> None:
+    """``proc.start()`` with SIGINT ignored meanwhile: the ignored disposition is inherited through
+    ``exec``, so a Ctrl-C in the terminal while the worker is still starting (before
+    :func:`start_own_group` takes it out of the terminal's process group) cannot make it print a
+    traceback.  A Ctrl-C in the parent during the few milliseconds of the start is lost."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():  # signal handlers: main thread only
+        proc.start()
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proc.start()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def start_own_group() -> None:
+    """Make the calling worker the leader of a new session and process group (pgid == pid), so that
+    :func:`kill_worker` can kill it together with every process it started, and so that a Ctrl-C
+    in the terminal (sent to the foreground process group) reaches only the parent.  Then restore
+    Python's SIGINT handler, ignored while the worker started (:func:`start_worker`)."""
+    try:
+        os.setsid()
+    except OSError:  # already a group leader
+        pass
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def kill_worker(proc) -> None:
+    """SIGKILL ``proc``'s process group (the worker and whatever it started), then ``proc``."""
+    if proc is None:
+        return
+    pid = proc.pid
+    if pid is not None:
+        try:  # no such group until the worker has called start_own_group(); it outlives a reaped worker
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        proc.kill()
+        proc.join(5)
+    except Exception:  # noqa: BLE001 - already gone
+        pass
+
+
+def describe_exit(code: int | None) -> str:
+    """``signal 11 SIGSEGV`` for a negative multiprocessing exit code, ``exit 3`` otherwise."""
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            return f"signal {-code} {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit {code}"
+
+
+def crash_reason(code: int | None, note: str | None = None) -> str:
+    """The one-line reason of a crashed worker: ``crash: worker died (signal 11 SIGSEGV)``."""
+    return f"crash: worker died ({describe_exit(code)})" + (f"; {note}" if note else "")
+
+
+def exit_like(e: BaseException, conn=None) -> None:
+    """End the worker after a variant raised ``KeyboardInterrupt`` or ``SystemExit``: tell the parent
+    what was raised (over ``conn``), then exit at once with ``SystemExit``'s code (130 for
+    ``KeyboardInterrupt``), as a crash, without Python's traceback and clean-up."""
+    what = f"{type(e).__name__}({e.code!r})" if isinstance(e, SystemExit) else type(e).__name__
+    if conn is not None:
+        try:
+            conn.send(("crash", f"the variant raised {what}"))
+        except Exception:  # noqa: BLE001
+            pass
+    if isinstance(e, KeyboardInterrupt):
+        code = 130
+    else:  # Python's own rule for SystemExit: None is 0, an int is itself, anything else is 1
+        code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
+    os._exit(code)

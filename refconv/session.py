@@ -1,0 +1,212 @@
+"""One run's selection and configuration: :class:`Session`.
+
+``refconv check``/``list``/``bench``/``repro`` (:mod:`refconv.cli`, :mod:`refconv.bench`) and the
+pytest plugin (:mod:`refconv.pytest_plugin`) build a ``Session`` from their own options and ask it
+the same questions:
+
+* which backend options exist (:func:`backend_options`: the :class:`refconv.variant.BackendOption`
+  of every installed backend, e.g. ``--opencl TARGET``; the core names none) and their values
+  (:meth:`Session.option_values`: the command line, else the environment variable, else the
+  value recorded in a reproducer, else the default);
+* configuring the backends with them (:meth:`Session.configure`: the target each backend runs
+  on; workers do the same with :func:`configure_backends`);
+* the selected variants (:meth:`Session.variants`: ``--op``/``--backend``/``--variant`` globs),
+  the backends that failed to load (:meth:`Session.broken`), why a variant cannot run here
+  (:meth:`Session.availability`) and what makes a run a usage error before it starts
+  (:meth:`Session.blocking_problems`);
+* the Hypothesis profile (:meth:`Session.profile`) and the float verdict (``tolerance``).
+
+A case crosses the code as a :class:`refconv.case.Case` (re-exported here).
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from . import registry
+from .case import Case  # noqa: F401  (re-exported: refconv.session.Case)
+from .variant import Backend, BackendOption, MissingTarget, Variant
+
+TOLERANCE_HELP = ("float verdict: 'proven' (default; worst-case gamma_n bound, never a false alarm) or "
+                  "'probabilistic' (Higham & Mary 2019: lambda*sqrt(n)*u, tighter on large n; a correct "
+                  "result is rejected with probability <= 1e-9 per element when rounding errors behave as "
+                  "independent mean-zero variables, more on adversarial data). Env REFCONV_TOLERANCE")
+TOLERANCES = ("proven", "probabilistic")
+
+
+class UsageError(Exception):
+    """A usage or environment error: the command prints the message on stderr and exits 2."""
+
+
+def backend_options() -> list[tuple[str, BackendOption]]:
+    """``(backend name, option)`` for every option an installed backend declares, the first
+    declaration of each ``dest`` winning."""
+    seen: dict[str, tuple[str, BackendOption]] = {}
+    for name, b in registry.backends().items():
+        if isinstance(b, Backend):
+            for o in b.options:
+                seen.setdefault(o.dest, (name, o))
+    return list(seen.values())
+
+
+def _from_env(o: BackendOption):
+    raw = os.environ.get(o.env) if o.env else None
+    if raw in (None, ""):
+        return None
+    if o.is_flag:
+        return raw.lower() not in ("0", "false", "no", "off")
+    if o.choices and raw not in o.choices:
+        raise UsageError(f"environment {o.env}={raw!r} not accepted; accepted: {', '.join(map(str, o.choices))}")
+    return raw
+
+
+def configure_backends(values: Mapping) -> None:
+    """Give every backend its options' values (missing ones: the option's default).  Called in
+    the process that runs variants: the parent, each worker, a replay worker."""
+    for _, b in registry.backends().items():
+        if isinstance(b, Backend):
+            b.configure({o.dest: values.get(o.dest, o.default) for o in b.options})
+
+
+def option_flags(values: Mapping) -> str:
+    """The command-line form of option values that differ from the defaults, e.g.
+    ``--cuda sim --sanitize`` (for messages: how to run again with the same options)."""
+    words = []
+    for _, o in backend_options():
+        if o.dest not in values:
+            continue
+        v = values[o.dest]
+        default = bool(o.default) if o.is_flag else o.default
+        if v is None or v == default:
+            continue
+        words.append(o.flag if o.is_flag else f"{o.flag} {v}")
+    return " ".join(words)
+
+
+@dataclass
+class Session:
+    """The selection and configuration of one run (see the module docstring).
+
+    ``options``: backend option values given explicitly (``dest -> value``; ``None`` or absent:
+    not given); ``recorded``: values recorded by the run that saved a reproducer, used for the
+    options given neither explicitly nor in the environment."""
+
+    op: str | None = None
+    backend: str | None = None
+    variant: str | None = None
+    options: Mapping = field(default_factory=dict)
+    recorded: Mapping = field(default_factory=dict)
+    profile_name: str | None = None
+    examples: int | None = None
+    timeout: float | None = None
+    tolerance: str | None = None
+
+    # ------------------------------------------------------------------ backend options
+
+    def option_values(self) -> dict:
+        """Value of each backend option: explicit, else its environment variable, else the
+        recorded one, else the default (``UsageError`` for an environment value not accepted)."""
+        vals = {}
+        for _, o in backend_options():
+            v = self.options.get(o.dest)
+            if v is None:
+                v = _from_env(o)
+            if v is None:
+                v = self.recorded.get(o.dest)
+            if v is None:
+                v = bool(o.default) if o.is_flag else o.default
+            vals[o.dest] = v
+        return vals
+
+    def configure(self) -> dict:
+        """Configure every backend (the targets they run on) with :meth:`option_values`; returns
+        the values (they travel to the workers and into the reports)."""
+        vals = self.option_values()
+        configure_backends(vals)
+        return vals
+
+    def apply_tolerance(self) -> None:
+        """Make ``tolerance`` the float verdict of this process and its workers (refconv.tolerance
+        reads ``REFCONV_TOLERANCE``); no change when it is ``None``."""
+        if self.tolerance:
+            os.environ["REFCONV_TOLERANCE"] = self.tolerance
+
+    def profile(self):
+        """The Hypothesis profile: ``profile_name`` (default: env ``REFCONV_PROFILE``, else ci),
+        with ``examples``/``timeout`` overriding it."""
+        from .profiles import get_profile
+        return get_profile(self.profile_name or os.environ.get("REFCONV_PROFILE", "ci"), self.examples, self.timeout)
+
+    # ------------------------------------------------------------------ selection
+
+    def selected(self, backend: str | None = None) -> list[Variant]:
+        """The variants the filters select (``backend``: one backend's only); may be empty."""
+        return registry.variants(op=self.op, backend=self.backend if backend is None else backend, name=self.variant)
+
+    def variants(self) -> list[Variant]:
+        """The selected variants; ``UsageError`` when nothing matches the filters and no backend
+        that failed to load could account for it."""
+        vs = self.selected()
+        if not vs and not registry.broken(self.backend):
+            known = ", ".join(sorted(registry.backends())) or "none"
+            raise UsageError(f"no variant matches op={self.op!r} backend={self.backend!r} "
+                             f"variant={self.variant!r}; installed backends: {known}")
+        return vs
+
+    def backends(self) -> dict:
+        """The installed backends ``--backend`` selects (name -> backend), in registry order."""
+        return {name: b for name, b in registry.backends().items()
+                if not self.backend or fnmatch.fnmatchcase(name, self.backend)}
+
+    def broken(self) -> dict[str, str]:
+        """The selected backends that cannot give variants: ``{name: why}``."""
+        return registry.broken(self.backend)
+
+    @staticmethod
+    def availability(v: Variant) -> str | None:
+        """Why ``v`` cannot run here (its backend's reason first), or ``None``."""
+        try:
+            return registry.backend_reason(v.backend) or v.available()
+        except Exception as e:  # availability probing must never crash the listing
+            return f"availability check failed: {type(e).__name__}: {e}"
+
+    def blocking_problems(self, variants) -> list[str]:
+        """What makes a ``check`` a usage / environment error before anything runs (exit 2):
+
+        * a target the user explicitly asked for is missing (an availability reason that is a
+          :class:`refconv.variant.MissingTarget`: ``--cuda gpu`` without a GPU ...);
+        * a backend named by ``--backend`` (a name or a glob that matches it) that failed to load
+          or whose ``variants()`` raised.  Without ``--backend`` such a backend is shown as
+          unavailable and does not change the exit status."""
+        out = []
+        seen = set()
+        for v in variants:
+            why = self.availability(v)
+            if isinstance(why, MissingTarget) and (v.backend, str(why)) not in seen:
+                seen.add((v.backend, str(why)))
+                out.append(f"{v.backend}: requested target missing: {why}")
+        if self.backend:
+            for name, why in self.broken().items():
+                out.append(f"backend {name} selected by --backend {self.backend!r} cannot be used: {why}")
+        return out
+
+
+# ----------------------------------------------------------------------------- after a check run
+
+def worker_count(requested: int, n_jobs: int) -> int:
+    """Worker processes for ``n_jobs`` variants: ``--jobs`` (0: the number of CPUs), never more
+    than the variants to check (each worker is a process that imports every backend), at least 1."""
+    return max(1, min(requested or os.cpu_count() or 1, n_jobs))
+
+
+def nothing_checked(ordered, pre) -> str | None:
+    """The reason when no selected variant was checked at all (all unavailable, no preflight)."""
+    if any(r.status not in ("unavailable", "skipped") for r in ordered) or any(pre.values()):
+        return None
+    if not ordered:
+        return "nothing was checked: no variant of a usable backend matches the filters"
+    reasons = sorted({r.reason for r in ordered})
+    return (f"nothing was checked: all {len(ordered)} selected variant(s) are unavailable here; "
+            + "; ".join(reasons[:3]) + (f" (+{len(reasons) - 3} more reasons)" if len(reasons) > 3 else ""))
