@@ -4,6 +4,7 @@ once, and the work-group limits a ``constraint`` needs."""
 from __future__ import annotations
 
 import importlib.resources
+import re
 import warnings
 
 import numpy as np
@@ -11,9 +12,14 @@ import numpy as np
 from . import _platform
 from ._oclgrind import quiet
 
-#: prepended to every source on a device with cl_khr_fp64 (``#line 1`` keeps the line numbers of
-#: build logs and Oclgrind diagnostics those of the source as written)
+#: prepended to a source that uses ``double`` (in its text or its ``-D`` options) on a device with
+#: cl_khr_fp64.  ``#line 1`` keeps the line numbers of PoCL's and NVIDIA's build logs and of
+#: Oclgrind's diagnostics those of the source as written; Oclgrind's *build log* ignores it and
+#: counts the two preamble lines (the build error says so).
 FP64_PREAMBLE = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#line 1\n"
+
+_COMMENTS = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_DOUBLE = re.compile(r"\bdouble\d*\b")
 
 _programs: dict = {}
 _kernels: dict = {}
@@ -37,14 +43,23 @@ def package_source(name: str, package: str = __package__) -> str:
     return importlib.resources.files(package).joinpath(name).read_text()
 
 
-def preamble(e) -> str:
-    return FP64_PREAMBLE if _platform.has_fp64(e.device) else ""
+def uses_double(source: str, options=()) -> bool:
+    """Whether OpenCL C ``source`` (comments aside) or its build ``options`` name ``double``."""
+    return bool(_DOUBLE.search(_COMMENTS.sub(" ", source)) or _DOUBLE.search(" ".join(options)))
+
+
+def preamble(e, source: str, options=()) -> str:
+    """What :func:`program` prepends to ``source``: :data:`FP64_PREAMBLE` where it uses double
+    on a device with cl_khr_fp64, else nothing."""
+    return FP64_PREAMBLE if uses_double(source, options) and _platform.has_fp64(e.device) else ""
 
 
 def _build_log(prg, e) -> str:
     import pyopencl as cl
     try:
-        return prg.get_build_info(e.device, cl.program_build_info.LOG) or ""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return prg.get_build_info(e.device, cl.program_build_info.LOG) or ""
     except Exception:
         return ""
 
@@ -61,7 +76,8 @@ def program(e, source: str, options=(), name: str = "<source>"):
         if isinstance(prg, OpenCLBuildError):
             raise OpenCLBuildError(str(prg), prg.log, prg.source_name, prg.options, prg.target)
         if prg is None:
-            p = cl.Program(e.ctx, preamble(e) + source)
+            pre = preamble(e, source, opts)
+            p = cl.Program(e.ctx, pre + source)
             try:
                 with warnings.catch_warnings(), quiet(e.target):
                     warnings.simplefilter("ignore")
@@ -71,6 +87,9 @@ def program(e, source: str, options=(), name: str = "<source>"):
                 text = str(err)
                 if log and log not in text:
                     text += "\n" + log
+                if pre and e.target == "oclgrind":
+                    text += (f"\n(Oclgrind's build log counts the {pre.count(chr(10))} lines of refconv's fp64 "
+                             "preamble: subtract them from its line numbers)")
                 bad = OpenCLBuildError(
                     f"OpenCL build of {name} with options {' '.join(opts) or '(none)'} failed on "
                     f"{e.target} ({e.device.name.strip()}):\n{text}", log or text, name, opts, e.target)
