@@ -107,3 +107,21 @@ def test_parse_checker_crash_and_api_noise():
             "\tFor argument 'param_name'\n\nUnsupported instruction: freeze\n")
     got = oc.parse_oclgrind(text)
     assert [d["class"] for d in got] == ["checker-crash"]
+
+
+def test_diagnostics_gives_a_direct_call_its_findings_and_still_reports_to_the_checker(oclgrind):
+    k = oc.kernel(BROKEN, "tiled_sum_no_barrier", name="broken.cl")
+    out = np.zeros(16, np.float32)
+    with findings.collect() as checker:
+        with oc.diagnostics() as found:
+            oc.launch(k, (16,), (8,), oc.to_device(np.arange(16, dtype=np.float32)), oc.OUT, cl.LocalMemory(32),
+                      out=out)
+    assert [f["class"] for f in found] == ["data-race"] and found[0]["source"] == "broken.cl"
+    assert checker == found
+
+
+def test_fp64_preamble_only_where_double_is_used():
+    from refconv.backends.opencl import _build
+    assert _build.uses_double("__kernel void k(__global double *y) {}")
+    assert _build.uses_double("__kernel void k(__global T *y) {}", ("-DT=double",))
+    assert not _build.uses_double("/* no double here */ __kernel void k(__global float *y) {} // double")

@@ -109,7 +109,7 @@ def kernel(e, source: str, kernel_name: str, options=(), name: str = "<source>")
             prg = program(e, source, options, name)
             with quiet(e.target):
                 k = _kernels[key] = cl.Kernel(prg, kernel_name)
-            _kernel_source[id(k)] = name
+            _kernel_source[id(k)] = "" if name == "<source>" else name
         return k
 
 

@@ -41,12 +41,14 @@ def collected():
     tests, outside ``refconv check``).  Inside a check the findings also reach the checker."""
     from refconv import findings
     outer = _collecting()
-    with findings.collect() as found:
-        yield found
-    if outer:
-        for f in found:
-            f = dict(f)
-            _report(f.pop("class"), f.pop("message"), **f)
+    try:
+        with findings.collect() as found:
+            yield found
+    finally:
+        if outer:
+            for f in found:
+                f = dict(f)
+                _report(f.pop("class"), f.pop("message"), **f)
 
 
 # ----------------------------------------------------------------------------- fd-2 capture
