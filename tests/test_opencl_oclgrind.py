@@ -10,7 +10,7 @@ import pytest
 cl = pytest.importorskip("pyopencl")
 
 from refconv import Problem, findings  # noqa: E402
-from refconv.backends.opencl import _cl  # noqa: E402
+from refconv import opencl as oc  # noqa: E402
 
 BROKEN = r"""
 __kernel void tiled_sum_no_barrier(__global const float *in, __global float *out, __local float *t)
@@ -38,36 +38,29 @@ __kernel void return_before_barrier(__global const float *in, __global float *ou
 """
 
 
-def _oclgrind_env():
-    old = _cl._state["choice"]
-    _cl.configure({"opencl": "oclgrind"})
-    reason = _cl.available()
-    if reason:
-        _cl.configure({"opencl": old})
-        pytest.skip(f"Oclgrind is not installed: {reason}")
-    return old, _cl.env()
+@pytest.fixture
+def oclgrind():
+    with oc.using("oclgrind"):
+        reason = oc.available()
+        if reason:
+            pytest.skip(f"Oclgrind is not installed: {reason}")
+        yield
 
 
 def _run_broken(kernel_name):
-    old, e = _oclgrind_env()
-    try:
-        prg = cl.Program(e.ctx, BROKEN).build()
-        a = np.arange(16, dtype=np.float32)
-        out = np.zeros(16, np.float32)
-        with findings.collect() as found:
-            with _cl.out_buf(e, out) as ob:
-                with _cl.checked(e, kernel_name):
-                    getattr(prg, kernel_name)(e.queue, (16,), (8,), _cl.in_buf(e, a), ob, cl.LocalMemory(32))
-        return found
-    finally:
-        _cl.configure({"opencl": old})
+    k = oc.kernel(BROKEN, kernel_name, name="broken.cl")
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    with findings.collect() as found:
+        oc.launch(k, (16,), (8,), oc.to_device(a), oc.OUT, cl.LocalMemory(32), out=out)
+    return found
 
 
 def _line_of(text):
     return next(i + 1 for i, line in enumerate(BROKEN.splitlines()) if text in line)
 
 
-def test_missing_barrier_is_a_data_race_with_its_line():
+def test_missing_barrier_is_a_data_race_with_its_line(oclgrind):
     found = _run_broken("tiled_sum_no_barrier")
     races = [f for f in found if f["class"] == "data-race"]
     assert races, found
@@ -78,7 +71,7 @@ def test_missing_barrier_is_a_data_race_with_its_line():
     assert {_line_of("t[l] = in[g];"), _line_of("out[g] = t[l] + t[(l + 1) % n];")} & lines
 
 
-def test_negative_local_index_is_an_invalid_read():
+def test_negative_local_index_is_an_invalid_read(oclgrind):
     found = _run_broken("negative_local_index")
     bad = [f for f in found if f["class"] == "invalid-read"]
     assert bad, found
@@ -89,7 +82,7 @@ def test_negative_local_index_is_an_invalid_read():
     assert bad[0]["work_group"] == (bad[0]["work_item"][0] // 8, 0, 0)
 
 
-def test_return_before_barrier_is_barrier_divergence():
+def test_return_before_barrier_is_barrier_divergence(oclgrind):
     found = _run_broken("return_before_barrier")
     div = [f for f in found if f["class"] == "barrier-divergence"]
     assert div, found
@@ -98,23 +91,37 @@ def test_return_before_barrier_is_barrier_divergence():
     assert "barrier" in src[div[0]["line"] - 1]
 
 
-def test_clean_kernel_has_no_findings():
-    old, e = _oclgrind_env()
-    try:
-        from refconv.backends.opencl import matvec
-        v = next(x for x in matvec.variants() if x.name == "block_per_row")
-        p = Problem("matvec", {"dtype": "float32", "rows": 5, "cols": 7}, {}, {"m": "exact.1", "v": "exact.2"})
-        p.set_output(np.full(5, np.nan, np.float32))
-        with findings.collect() as found:
-            out = v.run(p, p.output(), wg=8, groups=2)
-        assert found == []
-        np.testing.assert_allclose(out, p.inputs["m"] @ p.inputs["v"], rtol=1e-6)
-    finally:
-        _cl.configure({"opencl": old})
+def test_clean_kernel_has_no_findings(oclgrind):
+    from refconv.backends.opencl import matvec
+    v = next(x for x in matvec.variants(oc.available) if x.name == "block_per_row")
+    p = Problem("matvec", {"dtype": "float32", "rows": 5, "cols": 7}, {}, {"m": "exact.1", "v": "exact.2"})
+    p.set_output(np.full(5, np.nan, np.float32))
+    with findings.collect() as found:
+        out = v.run(p, p.output(), wg=8, groups=2)
+    assert found == []
+    np.testing.assert_allclose(out, p.inputs["m"] @ p.inputs["v"], rtol=1e-6)
 
 
 def test_parse_checker_crash_and_api_noise():
     text = ("\nOclgrind - OpenCL runtime error detected\n\tFunction: clGetDeviceInfo\n\tError:    CL_INVALID_VALUE\n"
             "\tFor argument 'param_name'\n\nUnsupported instruction: freeze\n")
-    got = _cl.parse_oclgrind(text)
+    got = oc.parse_oclgrind(text)
     assert [d["class"] for d in got] == ["checker-crash"]
+
+
+def test_diagnostics_gives_a_direct_call_its_findings_and_still_reports_to_the_checker(oclgrind):
+    k = oc.kernel(BROKEN, "tiled_sum_no_barrier", name="broken.cl")
+    out = np.zeros(16, np.float32)
+    with findings.collect() as checker:
+        with oc.diagnostics() as found:
+            oc.launch(k, (16,), (8,), oc.to_device(np.arange(16, dtype=np.float32)), oc.OUT, cl.LocalMemory(32),
+                      out=out)
+    assert [f["class"] for f in found] == ["data-race"] and found[0]["source"] == "broken.cl"
+    assert checker == found
+
+
+def test_fp64_preamble_only_where_double_is_used():
+    from refconv.backends.opencl import _build
+    assert _build.uses_double("__kernel void k(__global double *y) {}")
+    assert _build.uses_double("__kernel void k(__global T *y) {}", ("-DT=double",))
+    assert not _build.uses_double("/* no double here */ __kernel void k(__global float *y) {} // double")

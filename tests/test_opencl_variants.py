@@ -10,7 +10,8 @@ import pytest
 pytest.importorskip("pyopencl")
 
 from refconv import Problem  # noqa: E402
-from refconv.backends.opencl import _cl, backend  # noqa: E402
+from refconv import opencl as oc  # noqa: E402
+from refconv.backends.opencl import backend  # noqa: E402
 from refconv.checking import check_example  # noqa: E402
 from refconv.sink import RowSink  # noqa: E402
 from refconv.strategies import outside_support  # noqa: E402
@@ -41,15 +42,13 @@ PROBLEMS = {
 
 @pytest.fixture(scope="module")
 def pocl():
-    old = _cl._state["choice"]
-    _cl.configure({"opencl": "pocl"})
-    if _cl.available():
-        pytest.skip(_cl.available())
-    yield
-    _cl.configure({"opencl": old})
+    with oc.using("pocl"):
+        if oc.available():
+            pytest.skip(oc.available())
+        yield
 
 
-CASES = [(v, d) for v in backend.variants() for d in PROBLEMS[v.op]] if not _cl.available() else []
+CASES = [(v, d) for v in backend.variants() for d in PROBLEMS[v.op]] if not oc.available() else []
 
 
 @pytest.mark.parametrize("variant,desc", CASES, ids=[f"{v.id}-{i}" for i, (v, d) in enumerate(CASES)])
@@ -73,7 +72,7 @@ def test_variant_passes_the_checker(pocl, variant, desc):
 
 def test_kron_streamed_rows_can_land_in_a_memmap(pocl, tmp_path):
     from refconv.backends.opencl import kron
-    v = next(x for x in kron.variants() if x.name == "streamed")
+    v = next(x for x in kron.variants(oc.available) if x.name == "streamed")
     p = Problem.parse("kron:dtype=float32,m=4,n=3,p=5,q=2::a=random.1,b=random.2")
     mm = np.memmap(tmp_path / "out.bin", dtype=np.float32, mode="w+", shape=(20, 6))
     mm[...] = np.nan
@@ -86,12 +85,8 @@ def test_kron_streamed_rows_can_land_in_a_memmap(pocl, tmp_path):
 
 
 def test_missing_target_names_installed_ones():
-    old = _cl._state["choice"]
-    try:
-        _cl.configure({"opencl": "nvidia"})
-        if "nvidia" in _cl.platforms():
+    with oc.using("nvidia"):
+        if "nvidia" in oc.platforms():
             pytest.skip("NVIDIA OpenCL is installed here")
-        r = _cl.available()
+        r = oc.available()
         assert r and "nvidia" in r and "installed" in r
-    finally:
-        _cl.configure({"opencl": old})

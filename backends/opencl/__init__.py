@@ -1,37 +1,33 @@
 """refconv.backends.opencl: the OpenCL twin of the Numba CUDA backend.
 
 One small host module per op (``filter2d``, ``sobel``, ``matvec``, ``kron``, ``conv2d``) over the
-``.cl`` sources beside them, and one runtime module (``_cl``: target selection, context and build
-caches, Oclgrind diagnostics).  Targets: ``pocl`` (default without a GPU), ``oclgrind``
-(checks every access, data races, barrier divergence; slow: use the ci profile) and ``nvidia``;
-choose with ``--opencl`` or ``REFCONV_OPENCL``.
+``.cl`` sources beside them, all written against the public OpenCL tooling
+(:mod:`refconv.backends.opencl.tooling`, re-exported as :mod:`refconv.opencl`) that third-party
+pyopencl plugins use too.  The tooling's parts: ``_platform`` (targets, ICD setup, context and
+queue), ``_build`` (build cache, fp64 preamble, build logs, work-group limits), ``_buffers``
+(inputs, scratch, the poisoned output transfer, memory fit), ``_oclgrind`` (diagnostics as
+findings) and ``_bench`` (profiling events for ``refconv bench``).  Targets: ``pocl`` (default
+without a GPU), ``oclgrind`` (checks every access, data races, barrier divergence; slow: use the
+ci profile) and ``nvidia``; choose with ``--opencl`` or ``REFCONV_OPENCL``.
+
+Every op module has ``variants(available)`` (the numba_cuda backend's signature): it returns the
+op's variants, each available when ``available()`` is None and the device has what it needs.
 """
 from __future__ import annotations
 
-from refconv.timing import BenchHooks
-from refconv.variant import Backend, BackendOption
+from refconv.variant import Backend
 
-from . import _cl
+from . import tooling
+
+_MODULES = ("filter2d", "sobel", "matvec", "kron", "conv2d")
 
 
 def _variants():
-    from . import conv2d, filter2d, kron, matvec, sobel
+    import importlib
     vs = []
-    for mod in (filter2d, sobel, matvec, kron, conv2d):
-        vs += mod.variants()
+    for mod in _MODULES:
+        vs += importlib.import_module(f"{__name__}.{mod}").variants(tooling.available)
     return vs
 
 
-backend = Backend(
-    name="opencl",
-    variants=_variants,
-    available=_cl.available,
-    options=(BackendOption(
-        flag="--opencl", dest="opencl", env="REFCONV_OPENCL", choices=_cl.CHOICES, default="auto",
-        help="OpenCL target: auto (NVIDIA if present, else PoCL), pocl, oclgrind (simulator with "
-             "race / bounds / barrier checks; slow, use the ci profile) or nvidia"),),
-    configure=_cl.configure,
-    describe=_cl.describe,
-    target=_cl.target_info,
-    bench=BenchHooks(copy=_cl.bench_copy, simulated=_cl.bench_simulated),
-)
+backend = Backend(name="opencl", variants=_variants, **tooling.backend_fields())

@@ -3,9 +3,7 @@
  * general; groups = 1.  Ghost (padding) cells contribute w*0 through the same multiply-add
  * (IEEE: an Inf weight on a ghost cell gives NaN, as the spec says); the listing skips them. */
 #pragma OPENCL FP_CONTRACT OFF
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
+/* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
 #define T float
 #endif

@@ -7,8 +7,11 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import _cl
+from . import tooling as oc
+from ._build import package_source
 from .matvec import type_opts
+
+SRC, SRC_NAME = package_source("conv2d.cl"), "conv2d.cl"
 
 ORIGIN = "seed 004 (cuconv B.Sc. project: scalar_prods + sum kernels, fused kernel, filters [M][R][S][C])"
 SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1), "c": Range(1),
@@ -36,46 +39,39 @@ def _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, has_bias):
 
 
 def _run_split(problem, out, wg=256):
-    e = _cl.env()
     x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
     K = R * S
     direct = K == 1
     opts = type_opts(x.dtype) + (("-DDIRECT",) if direct else ())
-    sp = _cl.kernel(e, "conv2d.cl", "scalar_prods", opts)
-    bb = _cl.in_buf(e, bias if bias is not None else np.zeros(1, x.dtype))
+    sp = oc.kernel(SRC, "scalar_prods", opts, SRC_NAME)
+    bb = oc.to_device(bias if bias is not None else np.zeros(1, x.dtype))
     ints = _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None)
-    gx = _cl.roundup(Ho * Wo, wg)
-    with _cl.out_buf(e, out) as ob:
-        with _cl.checked(e, "conv2d/opencl/cuconv_split", "conv2d.cl"):
-            if direct:
-                _cl.timed(sp)(e.queue, (gx, N * M, 1), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb, *ints)
-            else:
-                part = _cl.scratch(e, N * K * M * Ho * Wo * x.dtype.itemsize)
-                _cl.timed(sp)(e.queue, (gx, N * M, K), (wg, 1, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), part, bb, *ints)
-                sm = _cl.kernel(e, "conv2d.cl", "sum_partials", type_opts(x.dtype))
-                _cl.timed(sm)(e.queue, (gx, N * M), (wg, 1), part, ob, bb,
-                   *map(np.int32, (M, K, Ho * Wo, bias is not None)))
-            e.queue.finish()
+    gx = oc.roundup(Ho * Wo, wg)
+    what = "conv2d/opencl/cuconv_split"
+    if direct:
+        return oc.launch(sp, (gx, N * M, 1), (wg, 1, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb, *ints,
+                         out=out, what=what)
+    q = oc.env().queue
+    sm = oc.kernel(SRC, "sum_partials", type_opts(x.dtype), SRC_NAME)
+    part = oc.scratch(N * K * M * Ho * Wo * x.dtype.itemsize)
+    with oc.output(out) as ob, oc.diagnosed(what, SRC_NAME):
+        oc.timed(sp)(q, (gx, N * M, K), (wg, 1, 1), oc.to_device(x), oc.to_device(f), part, bb, *ints)
+        oc.timed(sm)(q, (gx, N * M), (wg, 1), part, ob, bb, *map(np.int32, (M, K, Ho * Wo, bias is not None)))
     return out
 
 
 def _run_fused(problem, out, wg=256):
     import pyopencl as cl
-    e = _cl.env()
     x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
-    k = _cl.kernel(e, "conv2d.cl", "fused", type_opts(x.dtype))
-    bb = _cl.in_buf(e, bias if bias is not None else np.zeros(1, x.dtype))
-    with _cl.out_buf(e, out) as ob:
-        with _cl.checked(e, "conv2d/opencl/cuconv_fused", "conv2d.cl"):
-            _cl.timed(k)(e.queue, (_cl.roundup(Ho * Wo, wg), N * M), (wg, 1), _cl.in_buf(e, x), _cl.in_buf(e, f), ob, bb,
-              *_ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None), cl.LocalMemory(C * x.dtype.itemsize))
-            e.queue.finish()
-    return out
+    k = oc.kernel(SRC, "fused", type_opts(x.dtype), SRC_NAME)
+    bb = oc.to_device(bias if bias is not None else np.zeros(1, x.dtype))
+    return oc.launch(k, (oc.roundup(Ho * Wo, wg), N * M), (wg, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb,
+                     *_ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None),
+                     cl.LocalMemory(C * x.dtype.itemsize), out=out, what="conv2d/opencl/cuconv_fused")
 
 
 def _constraint(kname):
     def constraint(problem, params):
-        e = _cl.env()
         d = problem.dims
         opts = type_opts(d["dtype"])
         if kname == "scalar_prods" and d["r"] * d["s"] == 1:
@@ -87,21 +83,20 @@ def _constraint(kname):
         out = d["n"] * d["m"] * (d["h"] + 2 * pad) * (d["w"] + 2 * pad) * np.dtype(d["dtype"]).itemsize
         if kname == "scalar_prods":
             out *= 1 + d["r"] * d["s"]                 # the partial-products buffer
-        return (_cl.check_local(e, local, nbytes, _cl.kernel(e, "conv2d.cl", kname, opts))
-                or _cl.fits_memory(e, problem, out))
+        return oc.check_local(local, nbytes, (SRC, kname, opts, SRC_NAME)) or oc.fits_memory(problem, out)
     return constraint
 
 
-def variants():
+def variants(available):
     return [
         Variant(op="conv2d", backend="opencl", name="cuconv_split", run=_run_split, supports=SUPPORTS,
-                params=WG, available=_cl.available, writes="all", constraint=_constraint("scalar_prods"),
+                params=WG, available=available, writes="all", constraint=_constraint("scalar_prods"),
                 origin=ORIGIN,
                 doc="scalar_prods: one work-item per (output pixel, image*filter, tap) computes the C-long "
                     "dot product into a (R*S) x M x Ho x Wo partial buffer; sum_partials adds the taps in "
                     "order (+ bias).  1x1 filters write the output directly (no sum)."),
         Variant(op="conv2d", backend="opencl", name="cuconv_fused", run=_run_fused, supports=SUPPORTS,
-                params=WG, available=_cl.available, writes="all", constraint=_constraint("fused"),
+                params=WG, available=available, writes="all", constraint=_constraint("fused"),
                 origin=ORIGIN,
                 doc="one work-item per output pixel of one filter; per tap the filter's depth row is "
                     "staged in __local memory between two barriers; items past the end stay for the barriers."),

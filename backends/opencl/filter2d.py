@@ -7,7 +7,11 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import _cl
+from . import tooling as oc
+from ._build import package_source
+
+SRC_3X3, SRC_3X3_NAME = package_source("filter2d_3x3.cl"), "filter2d_3x3.cl"
+SRC_PMPP, SRC_PMPP_NAME = package_source("filter2d_pmpp.cl"), "filter2d_pmpp.cl"
 
 CFS = (2, 4, 8, 12, 16)
 MEMS = ("GM", "CM", "SM")
@@ -32,7 +36,7 @@ def _opts_3x3(mem: str, cf: int, vec: bool) -> tuple:
     return (f"-DMEM_{mem}", f"-DCF={cf}", f"-DVEC={int(vec)}")
 
 
-def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
+def _make_3x3(mem: str, cf: int, vec: bool, available) -> Variant:
     opts = _opts_3x3(mem, cf, vec)
     name = mem + (f"_CF{cf}" if cf > 1 else "") + ("_Vec" if vec else "")
 
@@ -40,14 +44,12 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
         return (wx * cf + 2) * (wy + 2) + 9 * 4 if mem == "SM" else 0
 
     def constraint(problem, params):
-        e = _cl.env()
-        k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
-        return (_cl.check_local(e, (params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]), k)
-                or _cl.fits_memory(e, problem, problem.dims["h"] * problem.dims["w"]))
+        return (oc.check_local((params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]),
+                               (SRC_3X3, "filter2d_3x3", opts, SRC_3X3_NAME))
+                or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"]))
 
     def run(problem, out, wg_x=32, wg_y=8):
         import pyopencl as cl
-        e = _cl.env()
         img = problem.inputs["image"]
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32)
         H, W = img.shape
@@ -55,18 +57,13 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
         sat = int(problem.options.get("cast", "saturate") == "saturate")
         if out.shape != (H, W) or out.dtype != np.uint8:
             raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
-        k = _cl.kernel(e, "filter2d_3x3.cl", "filter2d_3x3", opts)
-        gx = _cl.roundup(-(-W // cf), wg_x)
-        gy = _cl.roundup(H, wg_y)
-        args = [_cl.in_buf(e, img), _cl.in_buf(e, w)]
-        with _cl.out_buf(e, out) as ob:
-            args += [ob, np.int32(H), np.int32(W), np.int32(shift), np.int32(sat)]
-            if mem == "SM":
-                args += [cl.LocalMemory((wg_x * cf + 2) * (wg_y + 2)), cl.LocalMemory(9 * 4)]
-            with _cl.checked(e, f"filter2d/opencl/{name}", "filter2d_3x3.cl"):
-                _cl.timed(k)(e.queue, (gx, gy), (wg_x, wg_y), *args)
-                e.queue.finish()
-        return out
+        k = oc.kernel(SRC_3X3, "filter2d_3x3", opts, SRC_3X3_NAME)
+        gx = oc.roundup(-(-W // cf), wg_x)
+        gy = oc.roundup(H, wg_y)
+        args = [oc.to_device(img), oc.to_device(w), oc.OUT, np.int32(H), np.int32(W), np.int32(shift), np.int32(sat)]
+        if mem == "SM":
+            args += [cl.LocalMemory((wg_x * cf + 2) * (wg_y + 2)), cl.LocalMemory(9 * 4)]
+        return oc.launch(k, (gx, gy), (wg_x, wg_y), *args, out=out, what=f"filter2d/opencl/{name}")
 
     what = {"GM": "weights in __global memory", "CM": "weights in __constant memory",
             "SM": "image tile and weights staged in __local memory (one barrier)"}[mem]
@@ -77,7 +74,7 @@ def _make_3x3(mem: str, cf: int, vec: bool) -> Variant:
     return Variant(
         op="filter2d", backend="opencl", name=name, run=run, supports=SUPPORTS_3X3,
         params=(Param("wg_x", (1, 2, 4, 8, 16, 32, 64), 32), Param("wg_y", (1, 2, 4, 8, 16, 32), 8)),
-        available=_cl.available, writes="interior", constraint=constraint, origin=ORIGIN_000, doc=doc)
+        available=available, writes="interior", constraint=constraint, origin=ORIGIN_000, doc=doc)
 
 
 # ----------------------------------------------------------------------------- PMPP float32
@@ -92,21 +89,16 @@ def _pmpp_common(problem):
 
 
 def _run_basic(problem, out, wg_x=16, wg_y=16):
-    e = _cl.env()
     img, w, C, H, W, KH, KW = _pmpp_common(problem)
-    k = _cl.kernel(e, "filter2d_pmpp.cl", "basic")
-    with _cl.out_buf(e, out) as ob:
-        with _cl.checked(e, "filter2d/opencl/basic", "filter2d_pmpp.cl"):
-            _cl.timed(k)(e.queue, (_cl.roundup(W, wg_x), _cl.roundup(H, wg_y), C), (wg_x, wg_y, 1),
-              _cl.in_buf(e, img), _cl.in_buf(e, w), ob, *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2)))
-            e.queue.finish()
-    return out
+    k = oc.kernel(SRC_PMPP, "basic", (), SRC_PMPP_NAME)
+    return oc.launch(k, (oc.roundup(W, wg_x), oc.roundup(H, wg_y), C), (wg_x, wg_y, 1),
+                     oc.to_device(img), oc.to_device(w), oc.OUT, *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2)),
+                     out=out, what="filter2d/opencl/basic")
 
 
 def _constraint_basic(problem, params):
-    e = _cl.env()
-    return (_cl.check_local(e, (params["wg_x"], params["wg_y"], 1), 0, _cl.kernel(e, "filter2d_pmpp.cl", "basic"))
-            or _cl.fits_memory(e, problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
+    return (oc.check_local((params["wg_x"], params["wg_y"], 1), 0, (SRC_PMPP, "basic", (), SRC_PMPP_NAME))
+            or oc.fits_memory(problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
 
 
 def _tile(problem, o_tile):
@@ -115,40 +107,35 @@ def _tile(problem, o_tile):
 
 def _run_tiled(problem, out, o_tile=16):
     import pyopencl as cl
-    e = _cl.env()
     img, w, C, H, W, KH, KW = _pmpp_common(problem)
     tw, th = o_tile + KW - 1, o_tile + KH - 1
-    k = _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo")
+    k = oc.kernel(SRC_PMPP, "tiled_halo", (), SRC_PMPP_NAME)
     gx, gy = -(-W // o_tile), -(-H // o_tile)
-    with _cl.out_buf(e, out) as ob:
-        with _cl.checked(e, "filter2d/opencl/tiled_halo", "filter2d_pmpp.cl"):
-            _cl.timed(k)(e.queue, (gx * tw, gy * th, C), (tw, th, 1), _cl.in_buf(e, img), _cl.in_buf(e, w), ob,
-              *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2, o_tile)), cl.LocalMemory(tw * th * 4))
-            e.queue.finish()
-    return out
+    return oc.launch(k, (gx * tw, gy * th, C), (tw, th, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
+                     *map(np.int32, (H, W, KH, KW, KH // 2, KW // 2, o_tile)), cl.LocalMemory(tw * th * 4),
+                     out=out, what="filter2d/opencl/tiled_halo")
 
 
 def _constraint_tiled(problem, params):
-    e = _cl.env()
     tw, th = _tile(problem, params["o_tile"])
-    return (_cl.check_local(e, (tw, th, 1), tw * th * 4, _cl.kernel(e, "filter2d_pmpp.cl", "tiled_halo"))
-            or _cl.fits_memory(e, problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
+    return (oc.check_local((tw, th, 1), tw * th * 4, (SRC_PMPP, "tiled_halo", (), SRC_PMPP_NAME))
+            or oc.fits_memory(problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
 
 
-def variants() -> list[Variant]:
-    vs = [_make_3x3(m, 1, False) for m in MEMS]
-    vs += [_make_3x3(m, cf, False) for m in MEMS for cf in CFS]
-    vs += [_make_3x3(m, cf, True) for m in MEMS for cf in CFS]
+def variants(available) -> list[Variant]:
+    vs = [_make_3x3(m, 1, False, available) for m in MEMS]
+    vs += [_make_3x3(m, cf, False, available) for m in MEMS for cf in CFS]
+    vs += [_make_3x3(m, cf, True, available) for m in MEMS for cf in CFS]
     vs.append(Variant(
         op="filter2d", backend="opencl", name="basic", run=_run_basic, supports=SUPPORTS_PMPP,
         params=(Param("wg_x", (1, 2, 4, 8, 16, 32), 16), Param("wg_y", (1, 2, 4, 8, 16, 32), 16)),
-        available=_cl.available, writes="all", constraint=_constraint_basic, origin=ORIGIN_001,
+        available=available, writes="all", constraint=_constraint_basic, origin=ORIGIN_001,
         doc="float32 2-D correlation, zero ghost cells, one output per work-item, mask in __constant, "
             "channels on NDRange dimension 2; anchor (kh/2, kw/2)."))
     vs.append(Variant(
         op="filter2d", backend="opencl", name="tiled_halo", run=_run_tiled, supports=SUPPORTS_PMPP,
         params=(Param("o_tile", (1, 2, 4, 8, 16, 24, 32), 16),),
-        available=_cl.available, writes="all", constraint=_constraint_tiled, origin=ORIGIN_001,
+        available=available, writes="all", constraint=_constraint_tiled, origin=ORIGIN_001,
         doc="PMPP tiled convolution: work-group = input tile (o_tile+kw-1) x (o_tile+kh-1) loaded into "
             "__local memory (ghost cells 0) behind a barrier; only the o_tile x o_tile corner items write."))
     return vs

@@ -1,8 +1,6 @@
 /* kron (seed 003): out[i*p + k, j*q + l] = a[i, j] * b[k, l]; T from -DT=..., integer products
  * through the unsigned type so they wrap (as NumPy's) instead of overflowing. */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
+/* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
 #define T float
 #endif

@@ -6,7 +6,10 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import _cl
+from . import tooling as oc
+from ._build import package_source
+
+SRC, SRC_NAME = package_source("kron.cl"), "kron.cl"
 
 ORIGIN = "seed 003 (Kronecker product of large dense matrices on the GPU)"
 SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
@@ -19,9 +22,7 @@ def _opts(dtype):
     t, ut = _T[np.dtype(dtype).name]
     o = (f"-DT={t}",) + ((f"-DUT={ut}",) if ut else ())
     if t == "double":
-        if not _cl.has_fp64(_cl.device()):
-            raise RuntimeError(f"float64 needs cl_khr_fp64, which {_cl.target()} ({_cl.device().name}) lacks")
-        o += ("-DUSE_FP64",)
+        oc.require_fp64()
     return o
 
 
@@ -32,38 +33,33 @@ def _host_out(out):
 
 def _run_block_launches(problem, out, wg_x=32, wg_y=32):
     import pyopencl as cl
-    e = _cl.env()
+    e = oc.env()
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
     host = _host_out(out)
-    k = _cl.kernel(e, "kron.cl", "block", _opts(a.dtype))
-    ab, bb = _cl.in_buf(e, a), _cl.in_buf(e, b)
-    rowblk = _cl.scratch(e, p * n * q * a.dtype.itemsize)
-    with _cl.checked(e, "kron/opencl/block_launches", "kron.cl"):
+    k = oc.kernel(SRC, "block", _opts(a.dtype), SRC_NAME)
+    ab, bb = oc.to_device(a), oc.to_device(b)
+    rowblk = oc.scratch(p * n * q * a.dtype.itemsize)
+    with oc.diagnosed("kron/opencl/block_launches", SRC_NAME):
         for i in range(m):
             dst = host[i * p:(i + 1) * p]
             cl.enqueue_copy(e.queue, rowblk, dst)           # the poison goes through the device
             for j in range(n):
-                _cl.timed(k)(e.queue, (_cl.roundup(q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
-                  ab, bb, rowblk, *map(np.int32, (n, p, q, i, j)))
+                oc.timed(k)(e.queue, (oc.roundup(q, wg_x), oc.roundup(p, wg_y)), (wg_x, wg_y),
+                            ab, bb, rowblk, *map(np.int32, (n, p, q, i, j)))
             cl.enqueue_copy(e.queue, dst, rowblk)           # blocking: row-block i to the host
-        e.queue.finish()
     if host is not out:
         out[...] = host
     return out
 
 
 def _run_single(problem, out, wg_x=32, wg_y=32):
-    e = _cl.env()
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
-    k = _cl.kernel(e, "kron.cl", "whole", _opts(a.dtype))
-    with _cl.out_buf(e, out) as ob:
-        with _cl.checked(e, "kron/opencl/single_launch", "kron.cl"):
-            _cl.timed(k)(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(m * p, wg_y)), (wg_x, wg_y),
-              _cl.in_buf(e, a), _cl.in_buf(e, b), ob, *map(np.int32, (m, n, p, q)))
-            e.queue.finish()
-    return out
+    k = oc.kernel(SRC, "whole", _opts(a.dtype), SRC_NAME)
+    return oc.launch(k, (oc.roundup(n * q, wg_x), oc.roundup(m * p, wg_y)), (wg_x, wg_y),
+                     oc.to_device(a), oc.to_device(b), oc.OUT, *map(np.int32, (m, n, p, q)),
+                     out=out, what="kron/opencl/single_launch")
 
 
 def _run_streamed(problem, out, wg_x=32, wg_y=32):
@@ -71,15 +67,15 @@ def _run_streamed(problem, out, wg_x=32, wg_y=32):
     row-block buffers (p rows of C each); each is copied to a host staging block and handed to
     ``out.write`` while the next launch runs.  Neither the device nor the host holds C."""
     import pyopencl as cl
-    e = _cl.env()
+    e = oc.env()
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
-    k = _cl.kernel(e, "kron.cl", "rowblock", _opts(a.dtype))
-    ab, bb = _cl.in_buf(e, a), _cl.in_buf(e, b)
+    k = oc.kernel(SRC, "rowblock", _opts(a.dtype), SRC_NAME)
+    ab, bb = oc.to_device(a), oc.to_device(b)
     stage = [out.poisoned(p), out.poisoned(p)]                   # poisoned host staging blocks
-    bufs = [_cl.scratch(e, stage[0].nbytes), _cl.scratch(e, stage[1].nbytes)]     # double buffer
+    bufs = [oc.scratch(stage[0].nbytes), oc.scratch(stage[1].nbytes)]     # double buffer
     pending = [None, None]
-    with _cl.checked(e, "kron/opencl/streamed", "kron.cl"):
+    with oc.diagnosed("kron/opencl/streamed", SRC_NAME):
         for i in range(m + 1):
             s = i % 2
             if pending[s] is not None:                           # block i-2 has landed: hand it over
@@ -88,31 +84,28 @@ def _run_streamed(problem, out, wg_x=32, wg_y=32):
                 pending[s] = None
             if i < m:
                 cl.enqueue_copy(e.queue, bufs[s], stage[s], is_blocking=False)
-                _cl.timed(k)(e.queue, (_cl.roundup(n * q, wg_x), _cl.roundup(p, wg_y)), (wg_x, wg_y),
+                oc.timed(k)(e.queue, (oc.roundup(n * q, wg_x), oc.roundup(p, wg_y)), (wg_x, wg_y),
                              ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
                 pending[s] = cl.enqueue_copy(e.queue, stage[s], bufs[s], is_blocking=False)
         s = (m + 1) % 2
         if pending[s] is not None:
             pending[s].wait()
             out.write((m - 1) * p, stage[s])
-        e.queue.finish()
 
 
 def _constraint(kname):
     def constraint(problem, params):
-        e = _cl.env()
         d = problem.dims
         rows = 2 * d["p"] if kname == "rowblock" else d["m"] * d["p"]   # streamed: two row-blocks
-        return (_cl.check_local(e, (params["wg_x"], params["wg_y"]), 0,
-                                _cl.kernel(e, "kron.cl", kname, _opts(d["dtype"])))
-                or _cl.fits_memory(e, problem, rows * d["n"] * d["q"] * np.dtype(d["dtype"]).itemsize))
+        return (oc.check_local((params["wg_x"], params["wg_y"]), 0, (SRC, kname, _opts(d["dtype"]), SRC_NAME))
+                or oc.fits_memory(problem, rows * d["n"] * d["q"] * np.dtype(d["dtype"]).itemsize))
     return constraint
 
 
-def variants():
+def variants(available):
     mk = lambda name, run, kname, doc, output="array": Variant(
         op="kron", backend="opencl", name=name, run=run, supports=SUPPORTS, params=WG,
-        available=_cl.available, writes="all", output=output, constraint=_constraint(kname), origin=ORIGIN,
+        available=available, writes="all", output=output, constraint=_constraint(kname), origin=ORIGIN,
         doc=doc)
     return [
         mk("block_launches", _run_block_launches, "block",

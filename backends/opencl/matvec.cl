@@ -1,8 +1,6 @@
 /* matvec y = m @ v (seed 002): T = float or double (-DT=...). */
 #pragma OPENCL FP_CONTRACT OFF
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
+/* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
 #define T float
 #endif

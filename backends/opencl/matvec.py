@@ -6,7 +6,10 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import _cl
+from . import tooling as oc
+from ._build import package_source
+
+SRC, SRC_NAME = package_source("matvec.cl"), "matvec.cl"
 
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, matrix-vector section)"
 SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
@@ -14,15 +17,13 @@ SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
 
 def type_opts(dtype) -> tuple:
     """Build options for element type ``dtype``; float64 needs cl_khr_fp64."""
-    dt = np.dtype(dtype)
-    if dt == np.float64:
-        if not _cl.has_fp64(_cl.device()):
-            raise RuntimeError(f"float64 needs cl_khr_fp64, which {_cl.target()} ({_cl.device().name}) lacks")
-        return ("-DT=double", "-DUSE_FP64")
+    if np.dtype(dtype) == np.float64:
+        oc.require_fp64()
+        return ("-DT=double",)
     return ("-DT=float",)
 
 
-def _make(name, params, doc, extra=()):
+def _make(name, params, doc, available, extra=()):
     def opts(problem):
         return type_opts(problem.dims["dtype"]) + extra
 
@@ -30,56 +31,48 @@ def _make(name, params, doc, extra=()):
         return (p["wg"],) if "wg" in p else (p.get("wg", 64),)
 
     def constraint(problem, p):
-        e = _cl.env()
-        k = _cl.kernel(e, "matvec.cl", name, opts(problem))
         nbytes = p["wg"] * np.dtype(problem.dims["dtype"]).itemsize if name == "block_per_row" else 0
         isz = np.dtype(problem.dims["dtype"]).itemsize
-        return _cl.check_local(e, (p["wg"],), nbytes, k) or _cl.fits_memory(e, problem, problem.dims["rows"] * isz)
+        return (oc.check_local((p["wg"],), nbytes, (SRC, name, opts(problem), SRC_NAME))
+                or oc.fits_memory(problem, problem.dims["rows"] * isz))
 
     def run(problem, out, **p):
         import pyopencl as cl
-        e = _cl.env()
         m = np.ascontiguousarray(problem.inputs["m"])
         v = np.ascontiguousarray(problem.inputs["v"])
         R, C = m.shape
-        k = _cl.kernel(e, "matvec.cl", name, opts(problem))
+        k = oc.kernel(SRC, name, opts(problem), SRC_NAME)
         wg = p["wg"]
         groups = p.get("groups")
         if groups is None:        # thread_per_row: one work-item per row
             groups = -(-R // wg)
         elif groups == 0:         # the default: two work-groups per compute unit
-            groups = 2 * _cl.device().max_compute_units
-        args = [_cl.in_buf(e, m), _cl.in_buf(e, v)]
-        with _cl.out_buf(e, out) as ob:
-            args += [ob, np.int32(R), np.int32(C)]
-            if name == "block_per_row":
-                args.append(cl.LocalMemory(wg * m.dtype.itemsize))
-            with _cl.checked(e, f"matvec/opencl/{name}", "matvec.cl"):
-                _cl.timed(k)(e.queue, (groups * wg,), (wg,), *args)
-                e.queue.finish()
-        return out
+            groups = 2 * oc.device().max_compute_units
+        args = [oc.to_device(m), oc.to_device(v), oc.OUT, np.int32(R), np.int32(C)]
+        if name == "block_per_row":
+            args.append(cl.LocalMemory(wg * m.dtype.itemsize))
+        return oc.launch(k, (groups * wg,), (wg,), *args, out=out, what=f"matvec/opencl/{name}")
 
-    avail = _cl.available
+    avail = available
     if name == "warp_shuffle":
         def avail():
-            r = _cl.available()
-            if r is None and not _cl.has_subgroups(_cl.device()):
-                return f"{_cl.target()} device has no cl_khr_subgroups (sub_group_reduce_add)"
+            r = available()
+            if r is None and not oc.has_subgroups():
+                return f"{oc.target()} device has no cl_khr_subgroups (sub_group_reduce_add)"
             return r
     return Variant(op="matvec", backend="opencl", name=name, run=run, supports=SUPPORTS, params=params,
                    available=avail, writes="all", constraint=constraint, origin=ORIGIN, doc=doc)
 
 
-def variants():
+def variants(available):
     return [
         _make("thread_per_row", (Param("wg", (1, 2, 8, 32, 64, 128, 256), 64),),
-              "one work-item per row (sequential dot product)"),
+              "one work-item per row (sequential dot product)", available),
         _make("block_per_row", (Param("wg", (1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 256),
                                 Param("groups", (0, 1, 2, 3, 7, 60), 0)),
               "one work-group per row, grid-stride over rows (groups; 0: two per compute unit), strided "
-              "partial sums and a "
-              "__local tree reduction with a barrier after every step"),
+              "partial sums and a __local tree reduction with a barrier after every step", available),
         _make("warp_shuffle", (Param("wg", (32, 64, 128, 256), 128), Param("groups", (0, 1, 2, 7, 60), 0)),
               "groups work-groups (0: two per compute unit), one sub-group per row, sub_group_reduce_add "
-              "(cl_khr_subgroups only)", extra=("-DUSE_SUBGROUPS",)),
+              "(cl_khr_subgroups only)", available, extra=("-DUSE_SUBGROUPS",)),
     ]

@@ -91,13 +91,12 @@ def test_host_copy_records_one_host_interval():
 @pytest.fixture(scope="module")
 def pocl():
     pytest.importorskip("pyopencl")
-    from refconv.backends.opencl import _cl
-    old = _cl._state["choice"]
-    _cl.configure({"opencl": "pocl"})
-    if _cl.available():
-        pytest.skip(_cl.available())
-    yield _cl
-    _cl.configure({"opencl": old})
+    from refconv import opencl as oc
+    from refconv.backends.opencl import _bench
+    with oc.using("pocl"):
+        if oc.available():
+            pytest.skip(oc.available())
+        yield _bench
 
 
 def _call(v, p):

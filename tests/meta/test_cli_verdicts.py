@@ -57,8 +57,8 @@ def test_cuda_gpu_requested_without_a_gpu_exits_2_with_the_reason_on_stderr():
 
 
 def test_opencl_target_requested_but_not_installed_exits_2_naming_it():
-    from refconv.backends.opencl import _cl
-    if "nvidia" in _cl.platforms():
+    from refconv import opencl
+    if "nvidia" in opencl.platforms():
         pytest.skip("NVIDIA OpenCL is installed here")
     p = refconv_cli("check", "--backend", "opencl", "--op", "matvec", "--opencl", "nvidia", "--quiet")
     assert p.returncode == 2, p.stdout + p.stderr
@@ -166,8 +166,8 @@ def test_a_hung_variant_shows_the_time_it_really_ran(tmp_path, buggy_env):
 
 
 def test_pytest_items_fail_rather_than_skip_when_the_requested_target_is_missing(tmp_path):
-    from refconv.backends.opencl import _cl
-    if "nvidia" in _cl.platforms():
+    from refconv import opencl
+    if "nvidia" in opencl.platforms():
         pytest.skip("NVIDIA OpenCL is installed here")
     (tmp_path / "test_nothing.py").write_text("")
     q = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--refconv",

@@ -1,0 +1,85 @@
+"""Kernel times for ``refconv bench`` on OpenCL: profiling events of each launch, an L2 flush
+before a timed launch on the GPU target, and the backend's ``BenchHooks``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _platform
+from ._buffers import in_buf, scratch
+
+
+def _profiled(ev) -> float:
+    """Seconds between an event's start and end (the queue has PROFILING_ENABLE)."""
+    ev.wait()
+    return (ev.profile.end - ev.profile.start) * 1e-9
+
+
+_scratch: dict = {}
+
+
+def _flushes() -> bool:
+    """Whether the target has an L2 worth flushing before a timed launch: the GPU target only."""
+    return _platform.target() == "nvidia"
+
+
+def flush(queue) -> None:
+    """On the nvidia target, overwrite ``refconv.timing.flush_bytes()`` bytes of device memory
+    (a buffer-to-buffer copy on the in-order ``queue``) so that the next kernel finds a cold L2.
+    CPU targets (PoCL) and Oclgrind are not flushed.  Profiling events time the kernel itself,
+    so the host's launch overhead is never in them."""
+    import pyopencl as cl
+    from refconv import timing
+    n = timing.flush_bytes()
+    if n <= 0 or not _flushes():
+        return
+    e = _platform.env()
+    key = (id(e.ctx), n)
+    if key not in _scratch:
+        _scratch.clear()
+        _scratch[key] = (scratch(e, n), scratch(e, n))
+    src, dst = _scratch[key]
+    cl.enqueue_copy(queue, dst, src, byte_count=n)
+
+
+def timed(kernel):
+    """``timed(k)(queue, global, local, *args)`` launches ``k`` like ``k(queue, ...)``; inside
+    ``refconv.timing.collect`` the launch follows a :func:`flush` and its profiling interval is
+    recorded (flagged as simulated on Oclgrind, whose times mean nothing)."""
+    from refconv import timing
+    if not timing.active():
+        return kernel
+
+    def launch(queue, *args, **kwargs):
+        flush(queue)
+        ev = kernel(queue, *args, **kwargs)
+        timing.record(lambda: _profiled(ev), getattr(kernel, "function_name", "kernel"),
+                      simulated=_platform.target() == "oclgrind")
+        return ev
+    return launch
+
+
+def bench_copy(nbytes: int):
+    """``BenchHooks.copy`` for OpenCL: one buffer-to-buffer copy of ``nbytes`` bytes on the
+    device, timed by its profiling event (buffers allocated here, outside the timed copy)."""
+    import pyopencl as cl
+    from refconv import timing
+    e = _platform.env()
+    src = in_buf(e, np.ones(max(1, int(nbytes)), np.uint8))
+    dst = scratch(e, max(1, int(nbytes)))
+
+    def run():
+        ev = cl.enqueue_copy(e.queue, dst, src, byte_count=max(1, int(nbytes)))
+        timing.record(lambda: _profiled(ev), "device copy", simulated=e.target == "oclgrind")
+    return run
+
+
+def bench_simulated() -> str | None:
+    """``BenchHooks.simulated``: why OpenCL times mean nothing here (None on a real device).
+    PoCL runs on the host CPU: its times are real CPU times, not a GPU's."""
+    try:
+        t = _platform.target()
+    except _platform.OpenCLUnavailable:
+        return None
+    if t == "oclgrind":
+        return "opencl runs on Oclgrind here, a simulator: its kernel times mean nothing"
+    return None
