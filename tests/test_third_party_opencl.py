@@ -10,8 +10,7 @@ import json
 
 import pytest
 
-from conftest import refconv_cli
-from plugin_factory import plugin_env
+from helpers import plugin_env, refconv_cli
 
 pytest.importorskip("pyopencl")
 

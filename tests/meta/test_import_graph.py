@@ -176,13 +176,24 @@ def _backend_packages() -> set[str]:
     return {m for m in MODULES if m.startswith("refconv.backends.") and m.count(".") == 2}
 
 
+#: the public kernel tooling for plugins (docs/plugins.md): re-exports of a backend's tooling
+#: module, imported by plugins and backends, never by the engine
+TOOLING = {"refconv.cuda", "refconv.opencl"}
+
+
 def test_the_core_names_no_backend():
     core = [m for m in MODULES if m == "refconv" or (m.startswith("refconv.") and m.split(".")[1]
-                                                      not in ("backends", "specs"))]
+                                                      not in ("backends", "specs") and m not in TOOLING)]
     assert "refconv.cli" in core and len(_backend_packages()) >= 3
     g = import_graph(top_level_only=False)
-    bad = {m: sorted(t for t in g[m] if t.startswith("refconv.backends.")) for m in core}
+    bad = {m: sorted(t for t in g[m] if t.startswith("refconv.backends.") or t in TOOLING) for m in core}
     assert {m: t for m, t in bad.items() if t} == {}
+
+
+def test_the_tooling_modules_only_re_export_one_backend_tooling_module():
+    g = import_graph(top_level_only=False)
+    for m in TOOLING & set(MODULES):
+        assert all(t.startswith("refconv.backends.") for t in g[m]), (m, g[m])
 
 
 def test_only_main_imports_the_command_line():
