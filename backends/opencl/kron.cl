@@ -30,11 +30,27 @@ __kernel void rowblock(__global const T * restrict a, __global const T * restric
         rowblk[(size_t)k * n * q + col] = MUL(a[i * n + col / q], b[k * q + col % q]);
 }
 
-/* the whole (m*p) x (n*q) product, one launch */
+/* the whole (m*p) x (n*q) product, one launch.  A work-item owns one column and every
+ * get_global_size(1)-th row: the column's (j, l) is divided out once, the row's (i, k) stepped
+ * without a division (the launch gives each work-item about ROWS_PER_ITEM rows). */
 __kernel void whole(__global const T * restrict a, __global const T * restrict b,
                     __global T * restrict out, const int m, const int n, const int p, const int q)
 {
-    const int col = get_global_id(0), row = get_global_id(1);
-    if (row < m * p && col < n * q)
-        out[(size_t)row * n * q + col] = MUL(a[(row / p) * n + col / q], b[(row % p) * q + col % q]);
+    const int col = get_global_id(0);
+    int row = get_global_id(1);
+    if (row >= m * p || col >= n * q)
+        return;
+    const int j = col / q, l = col - j * q;
+    int i = row / p, k = row - i * p;
+    const int step = get_global_size(1), di = step / p, dk = step - di * p;
+    __global const T *brow = b + l;
+    for (; row < m * p; row += step) {
+        out[(size_t)row * n * q + col] = MUL(a[i * n + j], brow[k * q]);
+        i += di;
+        k += dk;
+        if (k >= p) {
+            k -= p;
+            ++i;
+        }
+    }
 }

@@ -53,11 +53,17 @@ def _run_block_launches(problem, out, wg_x=32, wg_y=32):
     return out
 
 
+#: rows of C per work-item in ``whole`` (single_launch): the column's division is paid once per
+#: this many elements
+ROWS_PER_ITEM = 16
+
+
 def _run_single(problem, out, wg_x=32, wg_y=32):
     a, b = (np.ascontiguousarray(problem.inputs[x]) for x in "ab")
     (m, n), (p, q) = a.shape, b.shape
     k = oc.kernel(SRC, "whole", _opts(a.dtype), SRC_NAME)
-    return oc.launch(k, (oc.roundup(n * q, wg_x), oc.roundup(m * p, wg_y)), (wg_x, wg_y),
+    gy = oc.roundup(-(-m * p // ROWS_PER_ITEM), wg_y)
+    return oc.launch(k, (oc.roundup(n * q, wg_x), gy), (wg_x, wg_y),
                      oc.to_device(a), oc.to_device(b), oc.OUT, *map(np.int32, (m, n, p, q)),
                      out=out, what="kron/opencl/single_launch")
 
