@@ -22,9 +22,11 @@ from refconv import Backend, Param, Range, Variant
 
 T = 6          # a module-level size: the shape_bug kernel computes a shared shape from it
 _K = {}
+cuda = None    # a module global: the simulator swaps the kernel's global `cuda` (not a closure's)
 
 
 def kernels():
+    global cuda
     if _K:
         return _K
     cuda = rc.cuda()                      # numba.cuda in the mode --cuda chose
@@ -119,7 +121,7 @@ def make_staged(name):
 
 
 F64 = {"dtype": ("float64",)}
-ZERO_HEAVY = {**F64, "fill.a": ("zero", "delta", "onehot")}
+ZERO_HEAVY = {**F64, "fill.a": ("zero", "delta", "onehot"), "fill.b": ("one", "exact", "ramp")}  # b finite: 0*b is 0
 SMALL_B = {**F64, "p": Range(2, 8), "q": Range(2, 8)}
 
 
@@ -150,7 +152,11 @@ import numpy as np
 from refconv import Backend, Variant
 
 
+cuda = None
+
+
 def _variants():
+    global cuda
     from numba import cuda                 # early, and not through refconv.cuda
     import refconv.cuda as rc
 
