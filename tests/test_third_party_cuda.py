@@ -263,3 +263,37 @@ def test_a_plugin_importing_numba_cuda_in_variants_leaves_the_builtin_variants_r
     rows = {r["variant"]: r["status"] for r in json.loads((tmp_path / "r.json").read_text())["results"]}
     assert rows == {"kron/numba_cuda_early/direct": "pass", "kron/numba_cuda/block_launches": "pass",
                     "kron/numba_cuda/single_launch": "pass", "kron/numba_cuda/streamed": "pass"}, out
+
+
+def _doc_example() -> str:
+    """The worked example of docs/plugins.md, section *Running, sanitizing and compile-checking
+    your own kernels*, subsection numba-cuda: its first ``python`` block."""
+    from conftest import ROOT
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    sec = text[text.index("## Running, sanitizing and compile-checking your own kernels"):]
+    sec = sec[sec.index("### numba-cuda"):]
+    start = sec.index("```python\n") + len("```python\n")
+    return sec[start:sec.index("```", start)]
+
+
+BARRIER = "            cuda.syncthreads()     # delete it: `refconv check --sanitize` names a shared-race\n"
+
+
+@pytest.mark.parametrize("barrier", [True, False], ids=["as_documented", "barrier_deleted"])
+def test_the_documented_plugin_passes_and_its_race_is_named_by_sanitize(tmp_path, barrier):
+    src = _doc_example()
+    assert BARRIER in src
+    if not barrier:
+        src = src.replace(BARRIER, "")
+    env = plugin_env(tmp_path / "site", {"mycuda": src})
+    for k in ("NUMBA_ENABLE_CUDASIM", "REFCONV_CUDA", "REFCONV_SANITIZE"):
+        env.pop(k, None)
+    p = refconv_cli("check", "--backend", "mycuda", "--sanitize", "--examples", "3", "--seed", "0", "--quiet",
+                    "--no-save", "--json", "r.json", env=env, cwd=tmp_path, timeout=900)
+    out = p.stdout + p.stderr
+    (row,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    if barrier:
+        assert p.returncode == 0 and row["status"] == "pass", out
+    else:
+        assert p.returncode == 1 and row["status"] == "fail", out
+        assert "shared-race" in row["reason"] and "matvec_block_per_row" in row["reason"], out
