@@ -291,7 +291,7 @@ def test_the_documented_plugin_passes_and_its_race_is_named_by_sanitize(tmp_path
     compile_ = []
     if barrier:   # as documented it also compiles for sm_90, where NVVM is installed
         try:
-            import cuda.bindings.nvjitlink  # noqa: F401
+            import cuda.bindings.nvjitlink  # noqa: F401 -- NVVM present
             compile_ = ["--compile"]
         except ImportError:
             pass
