@@ -16,7 +16,7 @@ import json
 
 #: the size each dim takes in a compile-check problem when its domain allows it
 PREFERRED = {"h": 8, "w": 8, "kh": 3, "kw": 3, "rows": 8, "cols": 8, "m": 2, "n": 2, "p": 3, "q": 3,
-              "c": 2, "r": 3, "s": 3}
+             "c": 2, "r": 3, "s": 3}
 
 
 #: where an unbounded domain is cut for the compile check (a dilation of 16 leaves no output)
