@@ -237,8 +237,8 @@ def test_sanitize_names_the_plugins_race_and_passes_its_fixed_twin(tmp_path, env
     assert rows["race_fixed"]["status"] == "pass", rows["race_fixed"]
     bug = rows["race_bug"]
     assert bug["status"] == "fail", bug
-    text = json.dumps(bug)
-    assert "shared-race" in text and "kron_staged" in text, text[:3000]
+    races = [f for f in bug["findings"] if f["class"] == "shared-race"]
+    assert races and races[0]["kernel"].endswith("kron_staged") and races[0]["array"] == "s", bug
 
 
 def test_compile_names_the_plugins_uncompilable_kernel_and_passes_its_fixed_twin(tmp_path, env):
@@ -305,4 +305,6 @@ def test_the_documented_plugin_passes_and_its_race_is_named_by_sanitize(tmp_path
             assert any(f["class"] == "compile-info" for f in row["findings"]), row
     else:
         assert p.returncode == 1 and row["status"] == "fail", out
-        assert "shared-race" in row["reason"] and "matvec_block_per_row" in row["reason"], out
+        # the threads' order decides whether an uninitialized-read of the same element comes first
+        races = [f for f in row["findings"] if f["class"] == "shared-race"]
+        assert races and races[0]["kernel"].endswith("matvec_block_per_row") and races[0]["array"] == "s", row
