@@ -21,6 +21,13 @@ def report(cls: str, message: str, **where) -> None:
         stack[-1].append({"class": cls, "message": message, **where})
 
 
+def collecting() -> bool:
+    """True inside a :func:`collect` on this thread (a check is collecting findings): instrumentation
+    that also warns or logs outside a check (e.g. the numba_cuda sanitizer) asks this instead of
+    looking at the collection stack."""
+    return bool(getattr(_local, "stack", None))
+
+
 @contextlib.contextmanager
 def collect():
     """Collect the findings reported inside the ``with`` block into the yielded list."""

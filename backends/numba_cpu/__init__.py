@@ -1,7 +1,7 @@
 """refconv.backends.numba_cpu: the seeds' CPU algorithms, compiled with ``numba.njit``.
 
 One module per op (``kron``, ``conv2d``, ``filter2d``, ``sobel``, ``matvec``); each exposes
-``variants(backend_name) -> list[Variant]``.  The modules are imported lazily by
+``variants() -> list[Variant]``.  The modules are imported lazily by
 ``backend.variants()`` so ``refconv list`` does not pay for importing numba until needed.
 Kernels are compiled with ``cache=False`` on first use; each takes its modes as runtime flags so
 there is one compiled specialisation per input dtype, not one per option combination.
@@ -28,7 +28,7 @@ def _available():
 def _variants():
     out = []
     for mod in _MODULES:
-        out.extend(importlib.import_module(f"{__name__}.{mod}").variants(NAME))
+        out.extend(importlib.import_module(f"{__name__}.{mod}").variants())
     return out
 
 

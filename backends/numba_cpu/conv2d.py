@@ -23,6 +23,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
+from . import NAME
 from ._util import c_array, c_target, check_out
 
 LAYOUTS = ("mkhw", "kmhw")
@@ -117,10 +118,10 @@ def run(problem, out, partial_layout="mkhw"):
     return out
 
 
-def variants(backend: str):
+def variants():
     return [
         Variant(
-            op="conv2d", backend=backend, name="two_stage", run=run,
+            op="conv2d", backend=NAME, name="two_stage", run=run,
             supports={"dtype": ("float32", "float64"), "groups": (1,)},
             params=(Param("partial_layout", LAYOUTS, "mkhw"),),
             origin="seed 004, section 4.4 (computeScalarProducts + sumPartialResults)",

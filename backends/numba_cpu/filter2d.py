@@ -23,6 +23,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
+from . import NAME
 from ._util import c_array, c_target
 
 _NP_PAD = {"zero": "constant", "replicate": "edge", "reflect": "reflect", "wrap": "wrap"}
@@ -173,10 +174,10 @@ def run(problem, out, row_block=8):
     return out
 
 
-def variants(backend: str):
+def variants():
     return [
         Variant(
-            op="filter2d", backend=backend, name="direct", run=run,
+            op="filter2d", backend=NAME, name="direct", run=run,
             supports={"dtype": ("uint8", "float32", "float64"), "out_dtype": (None,)},
             params=(Param("row_block", (1, 3, 8), 8),),
             origin="seed 000 (3x3 uint8 CPU reference) generalised; spec refconv.specs.filter2d",

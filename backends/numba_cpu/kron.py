@@ -17,6 +17,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
+from . import NAME
 from ._util import c_array, c_target, check_out
 
 LOOP_ORDERS = ("ikjl", "ijkl")
@@ -56,10 +57,10 @@ def run(problem, out, loop_order="ikjl"):
     return out
 
 
-def variants(backend: str):
+def variants():
     return [
         Variant(
-            op="kron", backend=backend, name="serial_4loop", run=run,
+            op="kron", backend=NAME, name="serial_4loop", run=run,
             supports={"dtype": ("float64", "float32", "int32", "uint8")},
             params=(Param("loop_order", LOOP_ORDERS, "ikjl"),),
             origin="seed 003, section 4 (Seri Algoritma, Algoritma 3)",

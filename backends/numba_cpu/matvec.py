@@ -14,6 +14,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
+from . import NAME
 from ._util import c_array, check_out
 
 
@@ -42,10 +43,10 @@ def run(problem, out, row_block=8, lanes=1):
     return out
 
 
-def variants(backend: str):
+def variants():
     return [
         Variant(
-            op="matvec", backend=backend, name="row_loop", run=run,
+            op="matvec", backend=NAME, name="row_loop", run=run,
             supports={"dtype": ("float32", "float64")},
             params=(Param("row_block", (1, 3, 8), 8), Param("lanes", (1, 4), 1)),
             origin="seed 002, matrix-vector section (thread per row), serial CPU form",

@@ -18,6 +18,7 @@ import numpy as np
 
 from refconv import Param, Variant
 
+from . import NAME
 from ._util import c_array, c_target
 from .filter2d import _cast_u8_float, index_map
 
@@ -102,10 +103,10 @@ def run(problem, out, row_block=8):
     return out
 
 
-def variants(backend: str):
+def variants():
     return [
         Variant(
-            op="sobel", backend=backend, name="direct", run=run,
+            op="sobel", backend=NAME, name="direct", run=run,
             supports={"dtype": ("uint8", "float32"), "channels": (0, 3, 4),
                       "out_dtype": ("uint8", "float32")},
             params=(Param("row_block", (1, 3, 8), 8),),

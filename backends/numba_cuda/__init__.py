@@ -3,7 +3,10 @@
 The same kernels run on a real GPU or under numba-cuda's simulator (``--cuda auto|gpu|sim``,
 env ``REFCONV_CUDA``; ``auto`` picks the GPU when the driver reports one).  ``numba.cuda`` is
 imported lazily, after :func:`configure`, because ``NUMBA_ENABLE_CUDASIM`` must be set before its
-first import.  See docs/backends.md, section numba_cuda.
+first import.  The mode, the poisoned device transfer, the simulator scheduler, the sanitizer and
+the compile check are published for third-party numba-cuda plugins as :mod:`refconv.cuda` (the
+same functions).  Each variant module exposes ``variants() -> list[Variant]``.  See
+docs/backends.md, section numba_cuda.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ def _variants():
     import importlib
     out = []
     for mod in _MODULES:
-        out += importlib.import_module(f"{__name__}.{mod}").variants(available)
+        out += importlib.import_module(f"{__name__}.{mod}").variants()
     return out
 
 
@@ -34,10 +37,12 @@ def configure(options):
 
 
 def preflight(variants, options):
+    """``Backend.preflight`` (this backend's, and any numba-cuda plugin's through
+    :func:`refconv.cuda.preflight`): the compile check under ``--compile``, else nothing."""
     if not (options or {}).get("compile"):
         return {}
     from .compile_check import preflight as _pf
-    return _pf(variants, options)
+    return _pf(list(variants), options)
 
 
 OPTIONS = (
@@ -49,7 +54,8 @@ OPTIONS = (
                   help="run numba_cuda kernels under the simulator with the race / bounds / "
                        "barrier sanitizer (forces the simulator)"),
     BackendOption(flag="--compile", dest="compile", is_flag=True,
-                  help="compile every numba_cuda variant for the real target (NVVM/ptxas) "
+                  help="compile every numba_cuda variant (and every numba-cuda plugin's whose "
+                       "preflight is refconv.cuda.preflight) for the real target (NVVM/ptxas) "
                        "before checking, reporting compile errors as findings"),
 )
 

@@ -39,18 +39,24 @@ def to_device_poisoned(out: np.ndarray, pad_to: int = 1):
 
 
 def from_device(d_out, n: int, out: np.ndarray) -> np.ndarray:
+    """Copy the first ``n`` elements of the flat device buffer ``d_out`` (from
+    :func:`to_device_poisoned`) back into ``out``."""
     flat = out_flat(out)
     flat[...] = d_out.copy_to_host()[:n]
     return finish(out, flat)
 
 
-def max_threads_ok(*dims) -> str | None:
-    t = 1
-    for d in dims:
-        t *= d
-    if t > 1024:
-        return f"block of {t} threads > 1024"
-    return None
+def device_out(out: np.ndarray):
+    """A device array of ``out``'s shape and dtype holding ``out``'s contents -- the checker's
+    poison -- so that every element the kernel does not write comes back poisoned."""
+    return _env.cuda().to_device(np.ascontiguousarray(out))
+
+
+def copy_back(d_out, out: np.ndarray) -> np.ndarray:
+    """Copy a device array from :func:`device_out` back into ``out`` (any layout)."""
+    host = d_out.copy_to_host()
+    out[...] = host.reshape(out.shape)
+    return out
 
 
 def fits(problem, *, threads: int, grid=(1,), shared: int = 0, const: int = 0, device_bytes: int = 0):

@@ -15,7 +15,9 @@ import sys
 
 import numpy as np
 
-_state = {"cuda": "auto", "sanitize": False, "compile": False, "reason": None}
+_state = {"cuda": "auto", "sanitize": False, "reason": None}
+
+CHOICES = ("auto", "gpu", "sim")
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,22 +45,67 @@ def detect_gpu() -> tuple:
 
 
 def configure(options) -> None:
-    _state["cuda"] = (options or {}).get("cuda") or os.environ.get("REFCONV_CUDA") or "auto"
-    _state["sanitize"] = bool((options or {}).get("sanitize"))
-    _state["compile"] = bool((options or {}).get("compile"))
-    _state["reason"] = None
-    if _state["sanitize"]:
-        if _state["cuda"] == "gpu":
+    """The backend's ``configure``: ``options["cuda"]`` (``--cuda``, else ``REFCONV_CUDA``, else
+    ``auto``) and ``options["sanitize"]`` (``--sanitize``)."""
+    options = options or {}
+    set_mode(options.get("cuda") or os.environ.get("REFCONV_CUDA") or "auto",
+             sanitize=bool(options.get("sanitize")))
+
+
+def set_mode(choice: str = "auto", *, sanitize: bool = False) -> None:
+    """Fix where numba-cuda kernels run in this process, for every module that uses ``numba.cuda``:
+    ``choice`` is ``auto`` (the GPU if the driver reports one, else the simulator), ``gpu`` or
+    ``sim``; ``sanitize`` forces the simulator and enables the sanitizer.
+
+    ``NUMBA_ENABLE_CUDASIM`` is set (and numba's config reloaded) *now*, so that a plugin that
+    imports ``numba.cuda`` itself later -- in its ``variants()`` or ``run`` -- gets the same mode as
+    the built-in backend; under the simulator, refconv's event-driven block scheduler is armed
+    for the first simulated launch.  Once ``numba.cuda`` is imported the mode cannot change; a
+    different choice is then reported by :func:`reason`."""
+    if choice not in CHOICES:
+        raise ValueError(f"CUDA mode {choice!r}: expected one of {', '.join(CHOICES)}")
+    _state["cuda"], _state["sanitize"], _state["reason"] = choice, bool(sanitize), None
+    if sanitize:
+        if choice == "gpu":
             _state["reason"] = "--sanitize runs under the CUDA simulator only; it cannot be combined with --cuda gpu"
             return
         _state["cuda"] = "sim"
         try:
-            from .sanitizer import enable  # noqa: F401
+            from .sanitizer import enable
         except ImportError:
             _state["reason"] = "sanitizer not installed"
             return
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+        _apply()
         enable()
+        return
+    _apply()
+
+
+def _apply() -> None:
+    """Put the wanted mode in the environment (inherited by worker processes) and numba's config,
+    unless ``numba.cuda`` is already imported (then :func:`reason` reports any conflict)."""
+    want = _wanted()
+    if "numba.cuda" not in sys.modules:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if want == "sim" else "0"
+        # numba-cuda reads the flag from numba's config, which was loaded from the environment
+        # when numba was first imported -- maybe by another backend (numba_cpu) in this process
+        cfg = sys.modules.get("numba.core.config")
+        if cfg is not None and hasattr(cfg, "reload_config"):
+            cfg.reload_config()
+    if want == "sim":
+        from .sim_scheduler import arm
+        arm()
+
+
+def sanitizing() -> bool:
+    """True when ``--sanitize`` is on (every simulated launch is instrumented)."""
+    if not _state["sanitize"]:
+        return False
+    try:
+        from .sanitizer import is_enabled
+    except ImportError:  # pragma: no cover
+        return False
+    return is_enabled()
 
 
 def mode() -> str:
@@ -119,12 +166,7 @@ def reason() -> str | None:
 def _import_cuda():
     want = _wanted()
     if "numba.cuda" not in sys.modules:
-        os.environ["NUMBA_ENABLE_CUDASIM"] = "1" if want == "sim" else "0"
-        # numba-cuda reads the flag from numba's config, which was loaded from the environment
-        # when numba was first imported -- maybe by another backend (numba_cpu) in this process
-        cfg = sys.modules.get("numba.core.config")
-        if cfg is not None and hasattr(cfg, "reload_config"):
-            cfg.reload_config()
+        _apply()
     if not hasattr(np, "row_stack"):  # numpy 2.5 removed it; numba-cuda 0.30 still overloads it
         np.row_stack = np.vstack
     from numba import cuda

@@ -204,7 +204,8 @@ def _fits(kind):
     return check
 
 
-def variants(available):
+def variants():
+    available = _env.reason
     p = (Param("threads", (4, 8, 32, 64, 256), 256),)
     return [
         Variant(op="conv2d", backend="numba_cuda", name="cuconv_split", run=_run_split, supports=dict(SUPPORTS),

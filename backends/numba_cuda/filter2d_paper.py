@@ -182,7 +182,8 @@ def _constraint(mem, cf):
     return check
 
 
-def variants(available):
+def variants():
+    available = _env.reason
     out = []
     table = [(m, 1, False) for m in ("GM", "CM", "SM")]
     table += [(m, k, False) for m in ("GM", "CM", "SM") for k in CFS]

@@ -19,7 +19,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
+from ._common import cdiv, fits, from_device, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"
@@ -146,7 +146,8 @@ def _fits(kind):
     return check
 
 
-def variants(available):
+def variants():
+    available = _env.reason
     bxy = (Param("bx", (2, 4, 8, 16, 32), 32), Param("by", (2, 4, 8, 16, 32), 32))
     return [
         Variant(op="kron", backend="numba_cuda", name="block_launches", run=_run_block_launches,

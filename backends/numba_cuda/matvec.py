@@ -137,7 +137,8 @@ def _shfl_available(base):
     return avail
 
 
-def variants(available):
+def variants():
+    available = _env.reason
     return [
         Variant(op="matvec", backend="numba_cuda", name="thread_per_row", run=_make_run("thread_per_row"),
                 supports=dict(SUPPORTS), params=(Param("threads", (4, 8, 32, 128, 256), 128),),

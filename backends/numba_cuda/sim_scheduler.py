@@ -21,13 +21,16 @@ Measured (ci profile, seed 0, ``--jobs 1``, 2-core machine, same run with
 ``REFCONV_SIM_SCHEDULER=numba`` as the peer): ``refconv check --cuda sim --op filter2d`` 193.5 s
 -> 55.6 s, ``--op matvec`` 84.4 s -> 16.9 s; the one 9x9 ``tiled_halo`` case above 29 s -> 4.7 s.
 
-:func:`install` puts it in place of ``BlockManager.run`` (idempotent; ``REFCONV_SIM_SCHEDULER=numba``
+:func:`install` puts it in place of ``BlockManager.run``, :func:`arm` does so as soon as the simulator
+is imported, by anyone (idempotent; ``REFCONV_SIM_SCHEDULER=numba``
 keeps the simulator's own).  The sanitizer's scheduler is built on :func:`run_block` as well.
 Written against numba-cuda 0.30.4's ``simulator/kernel.py``; another version keeps the original.
 """
 from __future__ import annotations
 
+import importlib.abc
 import os
+import sys
 import threading
 from typing import Callable
 
@@ -209,12 +212,21 @@ def _version_ok() -> bool:
 
 
 def install() -> bool:
-    """Use :func:`run_block` for every simulated block from now on; ``True`` if installed."""
+    """Use :func:`run_block` for every simulated block from now on; ``True`` if installed.  Imports
+    the simulator (call it only with the simulator on); :func:`arm` does not."""
     if _state["installed"]:
         return True
     if os.environ.get("REFCONV_SIM_SCHEDULER", "event") == "numba" or not _version_ok():
         return False
     from numba.cuda.simulator import kernel as kk
+    return _patch(kk)
+
+
+def _patch(kk) -> bool:
+    if _state["installed"]:
+        return True
+    if os.environ.get("REFCONV_SIM_SCHEDULER", "event") == "numba" or not _version_ok():
+        return False
     _state["original"] = kk.BlockManager.run
 
     def run(self, grid_point, *args):
@@ -224,6 +236,59 @@ def install() -> bool:
     kk.BlockManager.run = run
     _state["installed"] = True
     return True
+
+
+_KERNEL_MODULE = "numba.cuda.simulator.kernel"
+
+
+class _ArmFinder(importlib.abc.MetaPathFinder):
+    """Installs the scheduler right after ``numba.cuda.simulator.kernel`` is imported, by whoever
+    imports it (the built-in backend, a plugin importing ``numba.cuda`` itself, a test)."""
+
+    def find_spec(self, name, path, target=None):
+        if name != _KERNEL_MODULE:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:  # pragma: no cover
+            return None
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                exec_module(module)
+                _patch(module)
+
+        spec.loader = _Loader()
+        return spec
+
+
+def arm() -> None:
+    """Make every simulated launch in this process use :func:`run_block`: now if the simulator is
+    already imported, else as soon as it is (without importing it here).  Idempotent."""
+    if _state["installed"]:
+        return
+    mod = sys.modules.get(_KERNEL_MODULE)
+    if mod is not None:
+        _patch(mod)
+        return
+    if not any(isinstance(f, _ArmFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ArmFinder())
+
+
+def installed() -> bool:
+    """True when simulated blocks run on :func:`run_block` in this process."""
+    return _state["installed"]
 
 
 def uninstall() -> None:

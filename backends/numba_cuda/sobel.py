@@ -247,7 +247,8 @@ def _fits(name):
     return check
 
 
-def variants(available):
+def variants():
+    available = _env.reason
     out = []
     for name in ("gmem", "smem_if", "smem_4copy", "smem_linear", "smem_rows2", "unrolled"):
         if name == "smem_rows2":

@@ -10,8 +10,9 @@ findings) and ``_bench`` (profiling events for ``refconv bench``).  Targets: ``p
 without a GPU), ``oclgrind`` (checks every access, data races, barrier divergence; slow: use the
 ci profile) and ``nvidia``; choose with ``--opencl`` or ``REFCONV_OPENCL``.
 
-Every op module has ``variants(available)`` (the numba_cuda backend's signature): it returns the
-op's variants, each available when ``available()`` is None and the device has what it needs.
+Every op module has ``variants()`` (the signature of every built-in backend's op modules): it
+returns the op's variants, each available when ``tooling.available()`` is None and the device has
+what it needs.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _variants():
     import importlib
     vs = []
     for mod in _MODULES:
-        vs += importlib.import_module(f"{__name__}.{mod}").variants(tooling.available)
+        vs += importlib.import_module(f"{__name__}.{mod}").variants()
     return vs
 
 

@@ -87,7 +87,8 @@ def _constraint(kname):
     return constraint
 
 
-def variants(available):
+def variants():
+    available = oc.available
     return [
         Variant(op="conv2d", backend="opencl", name="cuconv_split", run=_run_split, supports=SUPPORTS,
                 params=WG, available=available, writes="all", constraint=_constraint("scalar_prods"),

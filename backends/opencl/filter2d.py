@@ -122,7 +122,8 @@ def _constraint_tiled(problem, params):
             or oc.fits_memory(problem, 4 * max(problem.dims["c"], 1) * problem.dims["h"] * problem.dims["w"]))
 
 
-def variants(available) -> list[Variant]:
+def variants() -> list[Variant]:
+    available = oc.available
     vs = [_make_3x3(m, 1, False, available) for m in MEMS]
     vs += [_make_3x3(m, cf, False, available) for m in MEMS for cf in CFS]
     vs += [_make_3x3(m, cf, True, available) for m in MEMS for cf in CFS]

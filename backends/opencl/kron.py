@@ -108,7 +108,8 @@ def _constraint(kname):
     return constraint
 
 
-def variants(available):
+def variants():
+    available = oc.available
     mk = lambda name, run, kname, doc, output="array": Variant(
         op="kron", backend="opencl", name=name, run=run, supports=SUPPORTS, params=WG,
         available=available, writes="all", output=output, constraint=_constraint(kname), origin=ORIGIN,

@@ -64,7 +64,8 @@ def _make(name, params, doc, available, extra=()):
                    available=avail, writes="all", constraint=constraint, origin=ORIGIN, doc=doc)
 
 
-def variants(available):
+def variants():
+    available = oc.available
     return [
         _make("thread_per_row", (Param("wg", (1, 2, 8, 32, 64, 128, 256), 64),),
               "one work-item per row (sequential dot product)", available),

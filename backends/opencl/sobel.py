@@ -87,7 +87,8 @@ def _make(name, doc, available, params=WG, channels=(0, 3, 4)):
                    available=avail, writes="interior", constraint=constraint, origin=ORIGIN, doc=doc)
 
 
-def variants(available):
+def variants():
+    available = oc.available
     return [
         _make("gmem", "every tap from __global memory, masks in __constant, gray conversion per tap", available),
         _make("smem_if", "method I: (wg+2)^2 gray tile in __local, halo and corners copied by edge/corner items (ifs)",

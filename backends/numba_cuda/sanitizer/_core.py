@@ -106,7 +106,7 @@ class Launch:
             cls, msg = f.pop("class"), f.pop("message")
             findings.report(cls, msg, **f)
             f["class"], f["message"] = cls, msg
-        if out and not getattr(findings._local, "stack", None):
+        if out and not findings.collecting():
             for f in out:
                 warnings.warn(f["message"], SanitizerWarning, stacklevel=3)
         return out

@@ -1,0 +1,100 @@
+"""Parent side of the compile check: specialisations per variant, then a pool of worker processes
+(``python -m refconv.backends.numba_cuda.compile_check --worker IN OUT``, with
+``NUMBA_ENABLE_CUDASIM=0``), and their findings gathered per variant."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from refconv.compile_specs import specialisations
+
+from ._tools import DEFAULT_CC, parse_cc
+
+
+def _run_ref(variant):
+    fn = variant.run
+    mod, qn = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if mod and qn and "<locals>" not in qn and "<lambda>" not in qn:
+        return [mod, qn]
+    return None
+
+
+def preflight(variants, options=None) -> dict:
+    """``{variant_id: [finding dicts]}``; an empty list means every kernel compiled."""
+    options = dict(options or {})
+    cc = parse_cc(options.get("cc") or os.environ.get("REFCONV_CC") or DEFAULT_CC)
+    result = {v.id: [] for v in variants}
+    mode = options.get("compile_params") or os.environ.get("REFCONV_COMPILE_PARAMS") or "cover"
+    tasks = []
+    for v in variants:
+        try:
+            specs = specialisations(v, mode)
+        except Exception as e:
+            result[v.id].append(_finding("compile-check-failed",
+                                         f"could not list specialisations: {type(e).__name__}: {e}", v.id))
+            continue
+        if not specs:
+            result[v.id].append(_finding("compile-check-failed",
+                                         "no specialisation of this variant builds a valid tiny problem", v.id))
+            continue
+        tasks.append({"id": v.id, "ref": _run_ref(v), "specs": specs, "writes": v.writes, "output": v.output})
+    if not tasks:
+        return result
+    njobs = int(options.get("compile_jobs") or os.environ.get("REFCONV_COMPILE_JOBS") or min(4, os.cpu_count() or 1))
+    njobs = max(1, min(njobs, len(tasks)))
+    chunks = [tasks[i::njobs] for i in range(njobs)]
+    timeout = float(options.get("compile_timeout") or 900)
+    env = dict(os.environ)
+    env["NUMBA_ENABLE_CUDASIM"] = "0"
+    env.pop("REFCONV_CUDA", None)
+    tmp = tempfile.mkdtemp(prefix="refconv-compile-")
+    procs = []
+    for i, chunk in enumerate(chunks):
+        inp, outp = os.path.join(tmp, f"in{i}.json"), os.path.join(tmp, f"out{i}.json")
+        with open(inp, "w") as f:
+            json.dump({"cc": list(cc), "tasks": chunk, "ptxas": options.get("ptxas", True)}, f)
+        log = open(os.path.join(tmp, f"log{i}.txt"), "w")
+        p = subprocess.Popen([sys.executable, "-m", "refconv.backends.numba_cuda.compile_check",
+                              "--worker", inp, outp], env=env, stdout=log, stderr=subprocess.STDOUT)
+        procs.append((p, chunk, outp, log))
+    t_end = time.monotonic() + timeout
+    for p, chunk, outp, log in procs:
+        try:
+            p.wait(timeout=max(1.0, t_end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        log.close()
+        got = None
+        if os.path.exists(outp):
+            try:
+                with open(outp) as f:
+                    got = json.load(f)
+            except Exception:
+                got = None
+        if got is None:
+            with open(log.name) as f:
+                tail = f.read()[-2000:]
+            why = "timed out" if p.returncode in (-9, None) else f"exit status {p.returncode}"
+            for t in chunk:
+                result[t["id"]].append(_finding(
+                    "compile-check-failed", f"the compile-check worker crashed ({why}); its output "
+                    f"ends: {tail}", t["id"]))
+            continue
+        for vid, fs in got.items():
+            result.setdefault(vid, []).extend(fs)
+    shutil.rmtree(tmp, ignore_errors=True)
+    for v in variants:  # never silent: a variant the check compiled nothing for says so
+        if not result.get(v.id):
+            result[v.id] = [_finding("compile-check-failed", "the compile check compiled no kernel of "
+                                     "this variant and reported nothing", v.id)]
+    return result
+
+
+def _finding(cls, message, vid, **kw):
+    return {"class": cls, "message": message, "variant": vid, **kw}

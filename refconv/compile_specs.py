@@ -1,0 +1,116 @@
+"""Backend-neutral compile-check specialisations: for one variant, the tiny problems and launch
+parameters a GPU-less compile check should compile it for.
+
+A compile check (``refconv check --compile`` for numba-cuda kernels; any backend may use the same
+list) compiles the kernels a variant launches for a few small problems inside its ``supports``
+crossed with its launch parameters, instead of the thousands the checker draws.
+:func:`specialisations` lists them: the variant's default ``Param`` values plus combinations
+that cover every value of every ``Param`` (``mode="all"``: the whole product), for every
+supported dtype, on one tiny problem (:data:`PREFERRED` sizes, the variant's ``constraint``
+respected), plus each value of each small option domain once, defaults elsewhere.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+
+#: the size each dim takes in a compile-check problem when its domain allows it
+PREFERRED = {"h": 8, "w": 8, "kh": 3, "kw": 3, "rows": 8, "cols": 8, "m": 2, "n": 2, "p": 3, "q": 3,
+             "c": 2, "r": 3, "s": 3}
+
+
+#: where an unbounded domain is cut for the compile check (a dilation of 16 leaves no output)
+UNBOUNDED_CAP = {"stride": 2, "padding": 2, "dilation": 2}
+
+
+def _candidates(dim, dom):
+    from refconv.variant import Range
+    if isinstance(dom, Range):
+        pref = PREFERRED.get(dim, dom.lo)
+        dom = dom.cap(max(dom.lo, UNBOUNDED_CAP.get(dim, 16)))   # unbounded: compile for small ones
+        vals = [min(max(pref, dom.lo), dom.hi), dom.lo, dom.hi]
+    else:
+        vals = list(dom)
+    out = []
+    for v in vals:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -> list:
+    """``[(params, problem_descriptor)]`` for ``variant`` (see the module docstring of
+    :mod:`refconv.compile_specs`).  ``mode``
+    ``"all"``: every combination of the launch parameters' values; ``"cover"`` (default): the
+    defaults plus enough combinations that every value of every parameter is compiled once."""
+    from refconv.problem import OPDEFS, Problem
+
+    od = OPDEFS[variant.op]
+    sup = variant.supports
+    params = list(variant.params)
+    default_params = variant.default_params()
+    names = [p.name for p in params]
+    if mode == "all":
+        combos = [dict(zip(names, vals))
+                  for vals in itertools.product(*[p.values for p in params])][:max_param_combos] or [{}]
+    else:
+        # "cover": the defaults, then a diagonal that gives every value of every parameter once
+        combos = [default_params]
+        width = max((len(p.values) for p in params), default=0)
+        for i in range(width):
+            c = {p.name: p.values[i % len(p.values)] for p in params}
+            if c not in combos:
+                combos.append(c)
+
+    def dom(k, default):
+        return sup.get(k, default)
+
+    dims0 = {k: _candidates(k, dom(k, d)) for k, d in od.dims.items()}
+    opts0 = {k: _candidates(k, dom(k, d)) for k, d in od.options.items()}
+    dtypes = dims0.get("dtype", [None])
+
+    def make(dtype, params, opt_over=None):
+        # first combination of candidate dims / options that builds and that the constraint takes
+        base_d = {k: v[0] for k, v in dims0.items()}
+        base_o = {k: v[0] for k, v in opts0.items()}
+        if dtype is not None:
+            base_d["dtype"] = dtype
+        if opt_over:
+            base_o.update(opt_over)
+        tries = [base_d]
+        for k, vals in dims0.items():
+            for v in vals[1:]:
+                if k != "dtype":
+                    tries.append({**base_d, k: v})
+        for d in tries:
+            o = {k: v for k, v in base_o.items() if v is not None or k in sup}
+            try:
+                p = Problem(variant.op, d, o)
+                _ = p.input_shapes()
+            except Exception:
+                continue
+            if variant.constraint is not None:
+                try:
+                    if variant.constraint(p, params):
+                        continue
+                except Exception:
+                    continue
+            return p
+        return None
+
+    out, seen = [], set()
+    for dt in dtypes:
+        for pr in combos:
+            p = make(dt, pr)
+            if p is not None and (key := (json.dumps(pr, sort_keys=True, default=str), p.descriptor())) not in seen:
+                seen.add(key)
+                out.append((pr, p.descriptor()))
+    for k, vals in opts0.items():
+        if len(vals) < 2 or len(vals) > 6:
+            continue
+        for v in vals[1:]:
+            p = make(dtypes[0], default_params, {k: v})
+            if p is not None and (key := (json.dumps(default_params, sort_keys=True, default=str), p.descriptor())) not in seen:
+                seen.add(key)
+                out.append((default_params, p.descriptor()))
+    return out
