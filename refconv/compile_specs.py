@@ -6,27 +6,24 @@ list) compiles the kernels a variant launches for a few small problems inside it
 crossed with its launch parameters, instead of the thousands the checker draws.
 :func:`specialisations` lists them: the variant's default ``Param`` values plus combinations
 that cover every value of every ``Param`` (``mode="all"``: the whole product), for every
-supported dtype, on one tiny problem (:data:`PREFERRED` sizes, the variant's ``constraint``
-respected), plus each value of each small option domain once, defaults elsewhere.
+supported dtype, on one tiny problem (the sizes of the op record's ``compile_dims``, the
+variant's ``constraint`` respected), plus each value of each small option domain once, defaults elsewhere.
 """
 from __future__ import annotations
 
 import itertools
 import json
 
-#: the size each dim takes in a compile-check problem when its domain allows it
-PREFERRED = {"h": 8, "w": 8, "kh": 3, "kw": 3, "rows": 8, "cols": 8, "m": 2, "n": 2, "p": 3, "q": 3,
-             "c": 2, "r": 3, "s": 3}
-
-
 #: where an unbounded domain is cut for the compile check (a dilation of 16 leaves no output)
 UNBOUNDED_CAP = {"stride": 2, "padding": 2, "dilation": 2}
 
 
-def _candidates(dim, dom):
+def _candidates(dim, dom, preferred):
+    """Values of ``dim`` to compile for: ``preferred`` (the op record's ``compile_dims``) where the
+    domain allows it, and the domain's ends (unbounded ones cut at :data:`UNBOUNDED_CAP`)."""
     from refconv.variant import Range
     if isinstance(dom, Range):
-        pref = PREFERRED.get(dim, dom.lo)
+        pref = preferred.get(dim, dom.lo)
         dom = dom.cap(max(dom.lo, UNBOUNDED_CAP.get(dim, 16)))   # unbounded: compile for small ones
         vals = [min(max(pref, dom.lo), dom.hi), dom.lo, dom.hi]
     else:
@@ -43,6 +40,7 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
     :mod:`refconv.compile_specs`).  ``mode``
     ``"all"``: every combination of the launch parameters' values; ``"cover"`` (default): the
     defaults plus enough combinations that every value of every parameter is compiled once."""
+    from refconv import ops
     from refconv.problem import OPDEFS, Problem
 
     od = OPDEFS[variant.op]
@@ -65,8 +63,9 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
     def dom(k, default):
         return sup.get(k, default)
 
-    dims0 = {k: _candidates(k, dom(k, d)) for k, d in od.dims.items()}
-    opts0 = {k: _candidates(k, dom(k, d)) for k, d in od.options.items()}
+    preferred = ops.get(variant.op).compile_dims
+    dims0 = {k: _candidates(k, dom(k, d), preferred) for k, d in od.dims.items()}
+    opts0 = {k: _candidates(k, dom(k, d), preferred) for k, d in od.options.items()}
     dtypes = dims0.get("dtype", [None])
 
     def make(dtype, params, opt_over=None):

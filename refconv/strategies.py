@@ -255,14 +255,12 @@ def outside_support(variant: Variant, problem: Problem, params: dict) -> str | N
 
 
 def describe_case(problem: Problem, params: dict) -> str:
-    ps = " ".join(f"{k}={v}" for k, v in params.items())
-    return problem.descriptor() + (f" @ {ps}" if ps else "")
+    """The one-line case ``DESCRIPTOR @ k=v ...`` (:class:`refconv.case.Case`)."""
+    from .case import Case
+    return str(Case(problem, params))
 
 
 def parse_params(s: str) -> dict[str, Any]:
-    """Inverse of the ``@ k=v ...`` part of :func:`describe_case`."""
-    out = {}
-    for item in s.split():
-        k, _, v = item.partition("=")
-        out[k] = int(v) if v.lstrip("-").isdigit() else ({"True": True, "False": False}.get(v, v))
-    return out
+    """Inverse of the ``@ k=v ...`` part of :func:`describe_case` (:func:`refconv.case.parse_params`)."""
+    from .case import parse_params as parse
+    return parse(s)

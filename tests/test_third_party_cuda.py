@@ -10,8 +10,7 @@ import json
 
 import pytest
 
-from conftest import refconv_cli
-from plugin_factory import plugin_env
+from helpers import plugin_env, refconv_cli
 
 #: the plugin, as docs/plugins.md section "Running, sanitizing and compile-checking your own
 #: kernels" writes it: every kernel is kron (exact), float64, one thread per element of C

@@ -24,10 +24,9 @@ OCLGRIND_ENV = {"OCLGRIND_DATA_RACES": "1", "OCLGRIND_CHECK_API": "1"}
 # ----------------------------------------------------------------------------- the checker's findings
 
 def _collecting() -> bool:
-    """Whether the checker is collecting findings for an example now.  Reads the private state
-    of :mod:`refconv.findings` (no public query exists on this branch; see the module doc)."""
+    """Whether the checker is collecting findings for an example now."""
     from refconv import findings
-    return bool(getattr(findings._local, "stack", None))
+    return findings.collecting()
 
 
 def _report(cls: str, message: str, **where) -> None:
