@@ -78,7 +78,7 @@ def _constraint(kname):
             opts += ("-DDIRECT",)
         local = (params["wg"], 1, 1) if kname == "scalar_prods" else (params["wg"], 1)
         nbytes = d["c"] * np.dtype(d["dtype"]).itemsize if kname == "fused" else 0
-        pad = problem.options.get("padding", 0)
+        pad = problem.option("padding")
         pad = max(pad) if isinstance(pad, tuple) else pad
         out = d["n"] * d["m"] * (d["h"] + 2 * pad) * (d["w"] + 2 * pad) * np.dtype(d["dtype"]).itemsize
         if kname == "scalar_prods":

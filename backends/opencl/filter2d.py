@@ -53,8 +53,8 @@ def _make_3x3(mem: str, cf: int, vec: bool, available) -> Variant:
         img = problem.inputs["image"]
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32)
         H, W = img.shape
-        shift = int(problem.options.get("shift", 0))
-        sat = int(problem.options.get("cast", "saturate") == "saturate")
+        shift = int(problem.option("shift"))
+        sat = int(problem.option("cast") == "saturate")
         if out.shape != (H, W) or out.dtype != np.uint8:
             raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
         k = oc.kernel(SRC_3X3, "filter2d_3x3", opts, SRC_3X3_NAME)

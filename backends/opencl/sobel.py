@@ -23,9 +23,8 @@ def _opts(problem):
 
 
 def _scalars(problem, H, W):
-    o = problem.options
-    return [np.int32(x) for x in (H, W, o.get("magnitude", "l1") == "l2",
-                                  o.get("rounding", "trunc") == "nearest-even", o.get("cast", "saturate") == "wrap")]
+    o = problem.option
+    return [np.int32(x) for x in (H, W, o("magnitude") == "l2", o("rounding") == "nearest-even", o("cast") == "wrap")]
 
 
 def _local_shape(name, params):
