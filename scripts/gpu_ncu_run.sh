@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Nsight Compute on one launch of each named variant for a bench preset (set-up: scripts/device_env.sh).
+# usage: bash scripts/gpu_ncu_run.sh TAG PRESET BACKEND/VARIANT [...]
+set -uo pipefail
+. "$(dirname "$0")/device_env.sh"
+tag=$1; preset=$2; shift 2
+env -C /tmp NO_PTX=1 PRESET=$preset ncu --target-processes all --section SpeedOfLight --section LaunchStats \
+   --section Occupancy --section InstructionStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+   python $PWD/scripts/twin_profile.py "$@" > "$OUT/ncu_$tag.txt" 2>&1
+echo "ncu exit $?"
+grep -E "^  [A-Za-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Executed Instructions  |Issue Slots Busy|Executed Ipc A|Registers Per|Achieved Occ|Grid Size|Block Size" "$OUT/ncu_$tag.txt" | cut -c1-160
