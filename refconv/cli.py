@@ -1,4 +1,4 @@
-"""``refconv`` command line: ``list``, ``check``, ``repro``, ``bench``, ``specs``.
+"""``refconv`` command line: ``list``, ``check``, ``repro``, ``merge``, ``bench``, ``specs``.
 
 Backends add their own options to ``check``/``list``/``bench`` through
 :class:`refconv.variant.BackendOption` (e.g. ``--opencl TARGET``); the core names none.

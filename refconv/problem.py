@@ -234,7 +234,9 @@ def _parse_value(s: str):
 class Problem:
     """One instance of an op: ``dims`` (shapes, dtype), ``options`` (spec keyword arguments) and
     ``fills`` (input name -> ``"kind.seed"``).  ``inputs`` materialises the arrays (cached);
-    ``output()`` is the buffer a variant must write into."""
+    ``option(name)`` is an option's value or the spec's default.  A variant writes into the ``out``
+    buffer the checker passes to ``run(problem, out, **params)`` (plugin API 2); ``output()`` is
+    the deprecated API-1 buffer."""
 
     op: str
     dims: Mapping[str, Any]

@@ -31,7 +31,7 @@ def pytest_addoption(parser):
     g.addoption("--refconv-op", help="op name or glob")
     g.addoption("--refconv-backend", help="backend name or glob")
     g.addoption("--refconv-variant", help="variant name glob (or full-id glob)")
-    g.addoption("--refconv-profile", default=None, help="ci | dev | thorough (default ci)")
+    g.addoption("--refconv-profile", default=None, help="ci | dev | thorough | gpu (default ci)")
     g.addoption("--refconv-examples", type=int, default=None, help="examples per variant")
     g.addoption("--refconv-seed", type=int, default=None, help="Hypothesis seed")
     g.addoption("--refconv-database", default=None, help="Hypothesis example database (dir, redis://, none)")

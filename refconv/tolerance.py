@@ -46,7 +46,8 @@ underflow, post-processing) stays proven.  The default mode is ``"proven"``.
 
 **Monotone post-processing.**  What follows the sum in the spec (``* 2**-shift``, rounding
 ``trunc`` / ``nearest-even``, ``saturate`` clipping, conversion to another float type, ``l1``
-and ``l2`` magnitudes of the Sobel gradients, widened by ``gamma_3`` for the ``l2`` sqrt) is
+and ``l2`` magnitudes of the Sobel gradients, the ``l2`` one widened by ``gamma_2`` for the squares
+and their sum and a relative ``u`` for the sqrt) is
 monotone, so it is applied to the interval end points.  For ``cast="wrap"`` the int64 end points
 ``[L, H]`` accept ``got`` iff ``(got - L) mod 2**bits <= H - L``.  Integer outputs therefore
 accept exactly the integers a float result inside the bound can produce -- not a blanket +-1.

@@ -7,8 +7,8 @@ echoed to the real stderr.  Outside the Oclgrind target :func:`diagnosed` only w
 queue.  Host-side calls (context creation, builds, info queries) run under :func:`quiet`, which
 drops pyopencl's ``clGet*Info`` probes that Oclgrind's API checker rejects.
 
-The checker's findings are reached only through :func:`_collecting` and :func:`_report` below
-(the one place to change when ``refconv.findings`` grows a public ``collecting()``).
+The checker's findings are reached only through :func:`_collecting` (the public
+``refconv.findings.collecting()``) and :func:`_report` below.
 """
 from __future__ import annotations
 
