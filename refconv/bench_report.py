@@ -292,13 +292,17 @@ def plots(rep: dict, outdir: str) -> list[str]:
         curves = coarsening_points(res["rows"])
         if any(len(v) > 1 for v in curves.values()):
             fig, ax = plt.subplots(figsize=(7, 4.5))
+            # colour: memory kind; line: vector stores (dashed) or not; marker: backend
+            mems = sorted({m for _, m, _ in curves})
+            backends = sorted({b for b, _, _ in curves})
             for (backend, mem, vec), pts in sorted(curves.items()):
-                ax.plot([c for c, _ in pts], [t * 1e6 for _, t in pts], marker="o",
+                ax.plot([c for c, _ in pts], [t * 1e6 for _, t in pts],
+                        marker="osD^v<>"[backends.index(backend) % 7], color=f"C{mems.index(mem) % 10}",
                         ls="--" if vec else "-", label=f"{backend} {mem}{'_Vec' if vec else ''}")
             ax.set_xlabel("coarsening factor CF (outputs per thread)")
             ax.set_ylabel("median time (µs)")
             ax.set_title(f"{res['name']}: coarsening (seed 000, Çizelge 4-5)", fontsize=9)
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=7, ncol=2)
             fig.tight_layout()
             p = out / f"coarsening_{tag}.png"
             fig.savefig(p, dpi=110)
