@@ -1,7 +1,9 @@
 """Shared fixtures (the helpers are in ``tests/helpers.py``): the test-only plugin packages,
 installed into a private directory so that the user's environment never sees the deliberately
-wrong variants; and the ``slow`` tier."""
+wrong variants; the ``slow`` tier; and the guard against unintended plugin-API-1 variants."""
 from __future__ import annotations
+
+import sys
 
 import pytest
 from helpers import ROOT, env_with_path, install_target
@@ -33,3 +35,35 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+#: the text of the DeprecationWarning ``refconv.variant.run_variant`` gives a plugin-API-1 variant
+API_1 = "plugin API 1"
+
+
+def _api_1_on_purpose(item) -> bool:
+    """The test runs plugin-API-1 variants on purpose: it carries
+    ``@pytest.mark.filterwarnings("default:.*plugin API 1:DeprecationWarning")`` (or another
+    non-``error`` action for that message)."""
+    return any(isinstance(a, str) and API_1 in a and not a.startswith("error")
+               for m in item.iter_markers("filterwarnings") for a in m.args)
+
+
+def _api_1_warned() -> set:
+    """The ids of the variants ``run_variant`` has warned about in this process (it warns once per
+    variant id); empty before ``refconv.variant`` is imported, or once API 1 is gone."""
+    return set(getattr(sys.modules.get("refconv.variant"), "_warned", ()))
+
+
+@pytest.fixture(autouse=True)
+def _no_unintended_plugin_api_1(request):
+    """Every variant the tests define is written for plugin API 2.  pyproject's ``filterwarnings``
+    turns the API-1 DeprecationWarning into an error, but the checker reports what a variant's run
+    raises as an ``error`` result instead of raising it, so a test expecting an error (or counting
+    failures) could still pass: this fails the test by the warning's bookkeeping as well."""
+    before = _api_1_warned()
+    yield
+    new = sorted(_api_1_warned() - before)
+    if new and not _api_1_on_purpose(request.node):
+        pytest.fail(f"plugin API 1 variant(s) run by a test not marked as running them on purpose: {', '.join(new)}"
+                    f" (write run(problem, out, **params); see docs/plugins.md)", pytrace=False)

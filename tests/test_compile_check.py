@@ -31,25 +31,25 @@ pytestmark = pytest.mark.skipif(not _nvvm_available(), reason="no NVVM (pip inst
 
 
 # module-level runs: the worker imports them by module + qualname
-def run_global_shape(problem, tpb=16):
+def run_global_shape(problem, out, tpb=16):
     from sanitizer_corpus import cuda_kernels as ck
     return ck.run_global_shape()
 
 
-def run_clean(problem, tpb=16):
+def run_clean(problem, out, tpb=16):
     from sanitizer_corpus import cuda_kernels as ck
     ck.run_clean_tile()
     return ck.run_clean_reduce()
 
 
-def run_corpus_except_compile_bug(problem, tpb=16):
+def run_corpus_except_compile_bug(problem, out, tpb=16):
     from sanitizer_corpus import cuda_kernels as ck
     for name, (run, *_) in ck.CASES.items():
         if name != "global_shape":
             run()
 
 
-def run_raises(problem, tpb=16):
+def run_raises(problem, out, tpb=16):
     raise RuntimeError("boom before any launch")
 
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from helpers import plugin_env, refconv_cli
+from helpers import ROOT, plugin_env, refconv_cli
 
 #: the plugin, as docs/plugins.md section "Running, sanitizing and compile-checking your own
 #: kernels" writes it: every kernel is kron (exact), float64, one thread per element of C
@@ -267,7 +267,6 @@ def test_a_plugin_importing_numba_cuda_in_variants_leaves_the_builtin_variants_r
 def _doc_example() -> str:
     """The worked example of docs/plugins.md, section *Running, sanitizing and compile-checking
     your own kernels*, subsection numba-cuda: its first ``python`` block."""
-    from conftest import ROOT
     text = (ROOT / "docs" / "plugins.md").read_text()
     sec = text[text.index("## Running, sanitizing and compile-checking your own kernels"):]
     sec = sec[sec.index("### numba-cuda"):]

@@ -14,8 +14,7 @@ from refconv.timing import BenchHooks
 KERNEL_S, COPY_S, COPY_BYTES = 0.002, 0.001, 1000
 
 
-def _matvec_right(problem, **_):
-    out = problem.output()
+def _matvec_right(problem, out, **_):
     out[:] = specs.matvec(problem.inputs["m"], problem.inputs["v"])
     timing.record(lambda: KERNEL_S, "fake kernel")
     return out
@@ -76,8 +75,7 @@ def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
 
 
 def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
-    def zeros(problem, **_):
-        out = problem.output()
+    def zeros(problem, out, **_):
         out[:] = 0
         return out
 
@@ -98,8 +96,7 @@ def test_bench_refuses_a_baseline_it_does_not_know_naming_the_accepted_ones(caps
     assert "--baseline 'matvec/nope/x' is not accepted" in out and "'spec'" in out and "numpy_matvec" in out
 
 
-def _sim_right(problem, **_):
-    out = problem.output()
+def _sim_right(problem, out, **_):
     out[:] = specs.matvec(problem.inputs["m"], problem.inputs["v"])
     timing.record(lambda: -0.001, "simulated kernel", simulated=True)
     return out
@@ -129,8 +126,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
 
 
 def test_a_preset_runs_only_the_variants_it_names_and_skips_what_the_host_cannot_check(tmp_path, monkeypatch):
-    def kron(problem, **_):
-        out = problem.output()
+    def kron(problem, out, **_):
         out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
         return out
 
@@ -157,8 +153,7 @@ def test_a_preset_runs_only_the_variants_it_names_and_skips_what_the_host_cannot
 def test_plots_draw_time_roofline_and_the_coarsening_curve_of_seed_000_names(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
 
-    def f2d(problem, **_):
-        out = problem.output()
+    def f2d(problem, out, **_):
         args, kwargs = problem.spec_args()
         out[...] = specs.filter2d(*args, **kwargs)
         timing.record(lambda: 0.001, "k")
@@ -199,8 +194,7 @@ def test_bench_command_runs_cpu_variants_and_cpu_peers_end_to_end(tmp_path):
 
 
 def test_a_baseline_peer_of_another_op_leaves_each_other_op_its_default(tmp_path, monkeypatch):
-    def kron(problem, **_):
-        out = problem.output()
+    def kron(problem, out, **_):
         out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
         return out
 

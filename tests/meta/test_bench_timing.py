@@ -12,7 +12,7 @@ import pytest
 
 from refconv import Problem, timing
 from refconv.bench import measure, summary
-from refconv.checking import acceptance_for, expected_output_layout
+from refconv.checking import acceptance_for, scratch_output
 
 
 def test_record_outside_a_collection_is_ignored_and_inside_goes_to_the_innermost():
@@ -100,21 +100,15 @@ def pocl():
 
 
 def _call(v, p):
-    """Run ``v`` (plugin API 2) into the buffer ``_prepared`` set, or a discarding sink."""
-    out = p.output()
-    if v.output == "rows":
-        from refconv.sink import RowSink
-        out = RowSink(out.shape, out.dtype, lambda r0, block: None)
+    """Run ``v`` (plugin API 2) into a fresh zero-filled buffer, or a discarding sink."""
+    out = scratch_output(p, v.writes, v.output)
     got = v.run(p, out, **v.default_params())
     return out if got is None else got
 
 
 def _prepared(v, desc):
     p = Problem.parse(desc)
-    acc = acceptance_for(p)
-    shape, dtype = expected_output_layout(p, v.writes, acc.expected)
-    p.set_output(np.zeros(shape, dtype))
-    return p, acc
+    return p, acceptance_for(p)
 
 
 def test_opencl_records_one_profiling_interval_per_launch(pocl):
@@ -165,14 +159,11 @@ _SIM_SCRIPT = r"""
 import json, numpy as np
 from refconv import Problem, timing
 from refconv.backends.numba_cuda import backend, _env
-from refconv.checking import acceptance_for, expected_output_layout
-from refconv.sink import RowSink
+from refconv.checking import acceptance_for, scratch_output
 _env.configure({"cuda": "sim"})
 
 def _call(v, p):
-    out = p.output()
-    if v.output == "rows":
-        out = RowSink(out.shape, out.dtype, lambda r0, block: None)
+    out = scratch_output(p, v.writes, v.output)
     got = v.run(p, out, **v.default_params())
     return out if got is None else got
 vs = {v.id: v for v in backend.variants()}
@@ -184,9 +175,6 @@ for vid, desc in [
 ]:
     v = vs[vid]
     p = Problem.parse(desc)
-    acc = acceptance_for(p)
-    shape, dtype = expected_output_layout(p, v.writes, acc.expected)
-    p.set_output(np.zeros(shape, dtype))
     with timing.collect() as iv:
         _call(v, p)
     out[vid] = {"n": len(iv), "simulated": iv.simulated, "resolved": len(iv.seconds())}
@@ -194,8 +182,6 @@ from refconv.backends.numba_cuda import _common
 v = vs["filter2d/numba_cuda/GM"]
 p = Problem.parse("filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
 acc = acceptance_for(p)
-shape, dtype = expected_output_layout(p, v.writes, acc.expected)
-p.set_output(np.zeros(shape, dtype))
 with timing.collect() as iv:
     _call(v, p)
 out["scratch_without_flush"] = sorted(_common._scratch)

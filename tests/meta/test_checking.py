@@ -13,9 +13,8 @@ F3 = Problem("filter2d", {"dtype": "uint8", "c": 0, "h": 7, "w": 9, "kh": 3, "kw
 
 
 def _mv(skip=None):
-    def run(problem, **_):
+    def run(problem, out, **_):
         m, v = problem.inputs["m"], problem.inputs["v"]
-        out = problem.output()
         full = (m.astype(np.float64) @ v.astype(np.float64)).astype(np.float32)
         for i in range(out.shape[0]):
             if i != skip:
@@ -27,8 +26,7 @@ def _mv(skip=None):
 def _f3(touch_border=False):
     from refconv import specs
 
-    def run(problem, **_):
-        out = problem.output()
+    def run(problem, out, **_):
         inner = specs.filter2d(problem.inputs["image"], problem.inputs["weights"], **problem.options)
         out[1:-1, 1:-1] = inner
         if touch_border:
@@ -65,16 +63,16 @@ def test_interior_writer_passes_when_border_untouched_and_fails_when_it_writes_t
 def test_finding_reported_during_run_fails_the_example_even_with_right_values():
     inner = _mv()
 
-    def run(problem, **kw):
+    def run(problem, out, **kw):
         findings.report("shared-race", "two threads wrote s[3]", kernel="k", line=12)
-        return inner.run(problem, **kw)
+        return inner.run(problem, out, **kw)
 
     r = check_example(Variant("matvec", "meta", "racy", run), MV, {})
     assert r.status == "fail" and r.findings[0]["class"] == "shared-race" and r.findings[0]["line"] == 12
 
 
 def test_raising_variant_is_an_error_with_the_exception_text():
-    def run(problem, **_):
+    def run(problem, out, **_):
         raise RuntimeError("launch failed: too many resources")
 
     r = check_example(Variant("matvec", "meta", "boom", run), MV, {})
@@ -82,14 +80,13 @@ def test_raising_variant_is_an_error_with_the_exception_text():
 
 
 def test_wrong_shape_is_a_failure_naming_both_shapes():
-    r = check_example(Variant("matvec", "meta", "shape", lambda p, **_: np.zeros(3, np.float32)), MV, {})
+    r = check_example(Variant("matvec", "meta", "shape", lambda p, out, **_: np.zeros(3, np.float32)), MV, {})
     assert r.status == "fail" and "(3,)" in r.message and "(6,)" in r.message
 
 
 def test_runner_shrinks_a_block_dependent_bug_to_a_small_case_and_saves_a_reproducer(tmp_path):
-    def run(problem, block):
+    def run(problem, out, block):
         m, v = problem.inputs["m"], problem.inputs["v"]
-        out = problem.output()
         cols = m.shape[1] - (m.shape[1] % block != 0)   # drops the last column unless cols % block == 0
         out[:] = (m[:, :cols].astype(np.float64) @ v[:cols].astype(np.float64)).astype(m.dtype)
         return out

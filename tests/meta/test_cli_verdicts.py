@@ -12,7 +12,7 @@ from helpers import refconv_cli
 from helpers import HEADER, plugin_env
 
 NOHW = HEADER + """
-def run(problem, **_):
+def run(problem, out, **_):
     raise AssertionError("never called")
 backend = Backend(name="nohw", variants=lambda: [
     Variant(op="kron", backend="nohw", name="needs_hw", run=run, available=lambda: "needs the XYZ card")])
@@ -26,9 +26,9 @@ def _variants():
 backend = Backend(name="lazyboom", variants=_variants)
 """
 MARKUP = HEADER + """
-def raises(problem, **_):
+def raises(problem, out, **_):
     raise IndexError("tile[i] read past tile[/n] bound")
-def wrong(problem, **_):
+def wrong(problem, out, **_):
     raise ValueError("bad smem[ty][tx] index")
 backend = Backend(name="markup", variants=lambda: [
     Variant(op="kron", backend="markup", name="raises", run=raises, supports={"dtype": ("float64",)}),

@@ -7,7 +7,7 @@ from refconv import Param, Problem, Range, Variant
 from refconv.case import Case
 from refconv.strategies import cases
 
-ANY = {op: Variant(op, "meta", "any", run=lambda p, **k: None) for op in ("filter2d", "conv2d", "sobel", "matvec", "kron")}
+ANY = {op: Variant(op, "meta", "any", run=lambda p, out, **k: None) for op in ("filter2d", "conv2d", "sobel", "matvec", "kron")}
 
 
 @pytest.mark.parametrize("op", sorted(ANY))
@@ -25,7 +25,7 @@ def test_descriptor_round_trips_and_regenerates_identical_inputs(op, data):
 
 
 def test_case_line_carries_launch_params():
-    v = Variant("matvec", "meta", "p", run=lambda p, **k: None, params=(Param("block", (4, 8), 8), Param("mode", ("a", "b"))))
+    v = Variant("matvec", "meta", "p", run=lambda p, out, **k: None, params=(Param("block", (4, 8), 8), Param("mode", ("a", "b"))))
     p = Problem("matvec", {"dtype": "float32", "rows": 3, "cols": 5}, {}, {"m": "exact.1", "v": "ramp.0"})
     line = str(Case(p, {"block": 4, "mode": "b"}))
     assert line == p.descriptor() + " @ block=4 mode=b"

@@ -9,7 +9,7 @@ from refconv.variant import Param, Range, Variant
 
 
 def _v(**kw):
-    return Variant(op="matvec", backend="t", name="v", run=lambda p, **k: None,
+    return Variant(op="matvec", backend="t", name="v", run=lambda p, out, **k: None,
                    supports={"rows": Range(2, 64), "dtype": ("float32",), "fill.m": ("zero", "random")},
                    params=(Param("tpb", (32, 64)),), **kw)
 
@@ -40,7 +40,7 @@ def test_outside_support_applies_the_variant_constraint():
 
 
 def test_outside_support_applies_the_conv2d_cross_dimension_rules():
-    v = Variant(op="conv2d", backend="t", name="c", run=lambda p, **k: None)
+    v = Variant(op="conv2d", backend="t", name="c", run=lambda p, out, **k: None)
     d = {"dtype": "float32", "n": 1, "c": 2, "m": 2, "h": 5, "w": 5, "r": 3, "s": 3, "groups": 1, "bias": False}
     ok = Problem("conv2d", d, {"stride": 1, "padding": 0, "dilation": 1}, {})
     assert outside_support(v, ok, {}) is None

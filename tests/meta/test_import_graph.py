@@ -4,7 +4,7 @@
 * the module-level imports (those that run when the module is imported: statements at module
   level, in ``if``/``try``/``with`` blocks and class bodies there; not in functions, not under
   ``if TYPE_CHECKING:``) form no cycle, and neither do all imports, function-local ones
-  included, apart from the known cycle named below (another branch removes it);
+  included;
 * the core (``refconv/*.py``) names no specific backend package (``refconv.backends.<name>``),
   at any level, function-local imports included: backends are found through their entry points;
 * only ``refconv/__main__.py`` imports the command line (``refconv.cli``): the session, the

@@ -7,7 +7,7 @@ from refconv.runner import VariantResult
 
 
 def _v(name, available=lambda: None):
-    return Variant("matvec", "pf", name, run=lambda problem, **_: problem.output(), available=available)
+    return Variant("matvec", "pf", name, run=lambda problem, out, **_: out, available=available)
 
 
 GOOD, BAD, GPU_ONLY = _v("good"), _v("bad"), _v("gpu_only", available=lambda: "needs a GPU")

@@ -273,10 +273,10 @@ def test_repro_case_line_that_contradicts_the_descriptor_is_refused(tmp_path):
 def test_repro_params_must_be_declared_by_the_variant():
     from refconv import Param, Variant
     from refconv.repro import check_params
-    v = Variant(op="matvec", backend="t", name="v", run=lambda problem, unroll=4: None,
+    v = Variant(op="matvec", backend="t", name="v", run=lambda problem, out, unroll=4: None,
                 params=(Param("unroll", (2, 4), 4),))
     check_params(v, {"unroll": 2})
-    w = Variant(op="matvec", backend="t", name="w", run=lambda problem, tile=(8, 8): None,
+    w = Variant(op="matvec", backend="t", name="w", run=lambda problem, out, tile=(8, 8): None,
                 params=(Param("tile", ((8, 8), (16, 4)), (8, 8)),))
     check_params(w, {"tile": [16, 4]})  # as read back from a reproducer's JSON
     with pytest.raises(ValueError, match=r"--params: matvec/t/v has no launch parameter 'bx'; accepted: unroll"):
@@ -310,9 +310,8 @@ def test_repro_cli_refuses_a_bad_file_with_status_2_and_one_line(faults_env, tmp
 
 # ----------------------------------------------------------------------------- --seed and the database
 
-def _drops_last_row(problem):
+def _drops_last_row(problem, out):
     m, v = problem.inputs["m"], problem.inputs["v"]
-    out = problem.output()
     out[...] = m @ v
     if m.shape[0] > 1:
         out[-1] = 0

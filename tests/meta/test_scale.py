@@ -104,6 +104,7 @@ def test_kron_array_results_are_checked_without_forming_the_whole_expected_produ
     assert check_example(Variant("kron", "t", "arr", run=run), KRON, {}).status == "pass"
 
 
+@pytest.mark.filterwarnings("default:.*plugin API 1:DeprecationWarning")  # on purpose (see tests/conftest.py)
 def test_plugin_api_1_still_runs_with_a_deprecation_warning():
     def old(problem):
         out = problem.output()

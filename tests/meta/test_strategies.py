@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 from refconv import Param, Range, Variant
 from refconv.strategies import cases
 
-PAPER = Variant("filter2d", "meta", "paper", run=lambda p, **k: None, writes="interior",
+PAPER = Variant("filter2d", "meta", "paper", run=lambda p, out, **k: None, writes="interior",
                 supports={"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
                           "flip": (False,), "accumulator": ("int",), "shift": (4,), "cast": ("wrap",), "out_dtype": (None,),
                           "h": Range(3, 40), "w": Range(3, 40), "fill.weights": ("exact", "one")},
@@ -26,7 +26,7 @@ def test_drawn_filter2d_problems_stay_inside_the_declared_support(data):
 def test_profile_caps_shapes_but_never_below_the_support_minimum():
     from refconv.strategies import domain
     from refconv.profiles import get_profile
-    v = Variant("matvec", "meta", "big", run=lambda p, **k: None, supports={"rows": Range(100, 200)})
+    v = Variant("matvec", "meta", "big", run=lambda p, out, **k: None, supports={"rows": Range(100, 200)})
     assert domain(v, "rows", get_profile("ci")).lo == 100 and domain(v, "rows", get_profile("ci")).hi == 100
     assert domain(v, "rows", get_profile("thorough")).hi == 200
 

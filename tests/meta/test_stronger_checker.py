@@ -155,7 +155,7 @@ def test_every_supported_option_value_is_drawn():
     from refconv.strategies import cases
     seen = {"filter2d": {"accumulator": set(), "out_dtype": set()}, "sobel": {"out_dtype": set()}}
     def collect_for(op):
-        v = Variant(op, "meta", "all", run=lambda p, **k: None)
+        v = Variant(op, "meta", "all", run=lambda p, out, **k: None)
 
         @settings(max_examples=400, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
         @given(cases(v, "ci"))

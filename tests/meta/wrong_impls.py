@@ -1,7 +1,10 @@
 """Deliberately wrong implementations, one per bug class of issue 17, used by the tests in
 ``tests/meta/test_stronger_checker.py`` and by ``scripts/catch_rates.py`` (catch rate of the
 checker's own draws).  Each is the spec except for one plausible bug, and declares only the
-support a real kernel with that bug would (e.g. a sobel that implements ``nearest-even``)."""
+support a real kernel with that bug would (e.g. a sobel that implements ``nearest-even``).
+
+Each function returns its (wrong) result for a problem; :func:`_v` makes it a plugin-API-2
+variant whose ``run(problem, out)`` writes that result into the checker's ``out`` buffer."""
 from __future__ import annotations
 
 import numpy as np
@@ -127,8 +130,15 @@ def tf32_inputs(problem):
         return getattr(specs, problem.op)(*args, **kwargs).astype(np.float32)
 
 
-def _v(op, name, run, supports):
-    return Variant(op, "wrong", name, run=run, supports=supports, doc=run.__doc__ or "")
+def _v(op, name, impl, supports):
+    """A variant of ``impl`` (``impl(problem) -> result``) in plugin API 2."""
+    def run(problem, out):
+        r = np.asarray(impl(problem))
+        if r.shape != out.shape or r.dtype != out.dtype:
+            return r        # returned as is: the checker reports the wrong shape / dtype
+        out[...] = r        # same dtype: a bit-exact copy (NaN payloads included)
+    run.__name__ = run.__qualname__ = impl.__name__
+    return Variant(op, "wrong", name, run=run, supports=supports, doc=impl.__doc__ or "")
 
 
 F32 = {"dtype": ("float32",)}

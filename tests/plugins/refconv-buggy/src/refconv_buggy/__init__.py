@@ -40,15 +40,14 @@ def _spec(problem, weights=None, **override):
     return getattr(specs, problem.op)(*args, **kwargs)
 
 
-def _store(problem, result):
-    out = problem.output()
+def _store(out, result):
     out[...] = result
     return out
 
 
 # ----------------------------------------------------------------------------- filter2d
 
-def halo_off_by_one(problem, block=8):
+def halo_off_by_one(problem, out, block=8):
     """Tiled filter2d: each block×block output tile loads its input tile plus a (KH-1)×(KW-1)
     halo.  For tiles cut by the image edge the halo extent is computed from the clipped tile
     size minus one, so the window's last row (last column) reads 0 there."""
@@ -75,30 +74,29 @@ def halo_off_by_one(problem, block=8):
         res[..., :, c0:] = short(False, True)[..., :, c0:]
     if part_rows and part_cols:
         res[..., r0:, c0:] = short(True, True)[..., r0:, c0:]
-    return _store(problem, res)
+    return _store(out, res)
 
 
-def wrong_border(problem):
+def wrong_border(problem, out):
     """Zero padding implemented with clamped reads (replicate)."""
-    return _store(problem, _spec(problem, boundary="replicate"))
+    return _store(out, _spec(problem, boundary="replicate"))
 
 
-def no_shift(problem):
+def no_shift(problem, out):
     """The final ``>> shift`` is forgotten."""
-    return _store(problem, _spec(problem, shift=0))
+    return _store(out, _spec(problem, shift=0))
 
 
-def wrap_not_saturate(problem):
+def wrap_not_saturate(problem, out):
     """The final conversion to uint8 is a plain C cast (wrap) instead of a saturating one."""
-    return _store(problem, _spec(problem, cast="wrap"))
+    return _store(out, _spec(problem, cast="wrap"))
 
 
-def unwritten_pixel(problem):
+def unwritten_pixel(problem, out):
     """Output written two pixels at a time (vec2 stores); for an odd width the tail loop that
     writes the last column runs over rows 0..OH-2 only, so the last pixel of the last channel's
     last row is never written."""
     res = _spec(problem)
-    out = problem.output()
     if res.size == 0:
         return out
     oh, ow = res.shape[-2:]
@@ -113,12 +111,11 @@ def unwritten_pixel(problem):
 
 # ----------------------------------------------------------------------------- kron
 
-def transposed_block(problem):
+def transposed_block(problem, out):
     """One thread per element of a p×q block: thread t = k*q + l computes A[i,j]*B[k,l] but its
     output position inside the block is decoded column-major, (t % p, t // p)."""
     a, b = problem.inputs["a"], problem.inputs["b"]
     (m, n), (p, q) = a.shape, b.shape
-    out = problem.output()
     for i in range(m):
         for j in range(n):
             blk = a[i, j] * b                            # same dtype rules as the spec
@@ -131,7 +128,7 @@ def transposed_block(problem):
 
 # ----------------------------------------------------------------------------- matvec
 
-def drop_last_col(problem, unroll=4):
+def drop_last_col(problem, out, unroll=4):
     """Column loop unrolled by ``unroll``; the remainder loop runs to ``cols - 1``."""
     m, v = problem.inputs["m"], problem.inputs["v"]
     cols = m.shape[1]
@@ -139,22 +136,22 @@ def drop_last_col(problem, unroll=4):
     y = m[:, :main] @ v[:main]
     if cols % unroll:
         y = y + m[:, main:cols - 1] @ v[main:cols - 1]
-    return _store(problem, y)
+    return _store(out, y)
 
 
-def hangs(problem):
+def hangs(problem, out):
     """Block-per-row reduction behind a barrier sized for 4 rows: with more than 3 rows the
     barrier is never passed (modelled as a very long sleep)."""
     if problem.dims["rows"] > 3:
         deadline = time.monotonic() + float(os.environ.get("REFCONV_BUGGY_HANG_SECONDS", "3600"))
         while time.monotonic() < deadline:
             time.sleep(0.05)
-    return _store(problem, _spec(problem))
+    return _store(out, _spec(problem))
 
 
 # ----------------------------------------------------------------------------- conv2d
 
-def raises(problem):
+def raises(problem, out):
     """Direct convolution over a zero-padded staging copy of x that is allocated (H + pad) ×
     (W + pad) instead of (H + 2·pad) × (W + 2·pad): a window reaching the bottom or right
     padding indexes past the buffer (IndexError); otherwise the result is right."""
@@ -173,7 +170,7 @@ def raises(problem):
     y = np.einsum("ncyrxs,mcrs->nmyx", patches, w)
     if "bias" in ins:
         y = y + ins["bias"][None, :, None, None]
-    return _store(problem, y.astype(x.dtype))
+    return _store(out, y.astype(x.dtype))
 
 
 # ----------------------------------------------------------------------------- the backend

@@ -15,19 +15,18 @@ NAME = "faults"
 time.sleep(float(os.environ.get("REFCONV_FAULTS_IMPORT_DELAY", "0")))
 
 
-def _spec(problem):
+def _spec(problem, out):
     from refconv import specs
     args, kwargs = problem.spec_args()
-    out = problem.output()
     out[...] = specs.matvec(*args, **kwargs)
     return out
 
 
 def _crashing(name, crash):
-    def run(problem):
+    def run(problem, out):
         if problem.dims["rows"] > 2:
             crash()
-        return _spec(problem)
+        return _spec(problem, out)
     run.__doc__ = f"{name} when rows > 2, else correct"
     return run
 
@@ -50,19 +49,19 @@ CRASHES = {
 }
 
 
-def spawns_and_hangs(problem):
+def spawns_and_hangs(problem, out):
     """When rows > 1, starts ``sleep $REFCONV_FAULTS_SLEEP`` and never returns (a hang that leaves a
     child behind); else correct."""
     if problem.dims["rows"] <= 1:
-        return _spec(problem)
+        return _spec(problem, out)
     subprocess.Popen(["sleep", os.environ.get("REFCONV_FAULTS_SLEEP", "300")], stdin=subprocess.DEVNULL)
     while True:
         time.sleep(0.05)
 
 
-def correct(problem):
+def correct(problem, out):
     """The spec's result."""
-    return _spec(problem)
+    return _spec(problem, out)
 
 
 def _variants():
