@@ -58,8 +58,13 @@ def cast_to_int(v: np.ndarray, out_dtype: np.dtype, cast: str) -> np.ndarray:
         return v.astype(np.int64).astype(out_dtype)
     nan = np.isnan(v)
     if cast == "saturate":
-        r = np.clip(np.where(nan, 0, v), info.min, info.max)
-        return r.astype(out_dtype)
+        # compare in float64 and convert only in-range values: a float32 clip to int32's max
+        # would round the bound up to 2**31, which no int32 holds
+        v = np.where(nan, 0, v).astype(np.float64)
+        hi = v >= float(info.max)
+        lo = v <= float(info.min)
+        mid = np.where(hi | lo, 0, v).astype(np.int64)
+        return np.where(hi, info.max, np.where(lo, info.min, mid)).astype(out_dtype)
     v = np.where(nan, 0, v)
     hi = v >= 2.0 ** 63
     lo = v < -(2.0 ** 63)

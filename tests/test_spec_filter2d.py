@@ -188,3 +188,13 @@ def test_big_endian_image_and_weights_are_accepted_and_give_the_native_result(dt
     got = specs.filter2d(img.astype(np.dtype(dtype).newbyteorder(">")), w.astype(">f4"))
     assert got.dtype == want.dtype and got.dtype.isnative
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_saturating_a_float32_result_beyond_int32_gives_the_int32_limits():
+    """float32 cannot hold int32's max (it rounds up to 2**31): saturation compares in float64,
+    so values past the limits give exactly INT32_MAX / INT32_MIN, never a wrapped or undefined cast."""
+    from refconv.specs.filter2d import cast_to_int
+    v = np.array([3e9, -3e9, 2.0 ** 31, np.inf, -np.inf, np.nan, 2147483520.0, -7.0], np.float32)
+    got = cast_to_int(v, np.dtype(np.int32), "saturate")
+    assert got.dtype == np.int32
+    assert got.tolist() == [2147483647, -2147483648, 2147483647, 2147483647, -2147483648, 0, 2147483520, -7]
