@@ -69,9 +69,10 @@ def test_merge_refuses_a_missing_or_repeated_shard_or_a_variant_twice():
 
 @pytest.fixture(scope="module")
 def shard_runs(faults_env, tmp_path_factory):
-    # 11 variants (5 crash_*, 6 correct_*) in 2 shards; the crashes are errors, found at once
+    # 11 variants (5 crash_*, 6 correct_*) in 2 shards; the crashes (rows > 2) are errors, found at
+    # once; seeded, so that every crash variant draws such a case within its 10 examples
     work = tmp_path_factory.mktemp("shards")
-    runs = [refconv_cli("check", "--backend", "faults", "--variant", "c*", "--examples", "3", "--hang-shrink", "0",
+    runs = [refconv_cli("check", "--backend", "faults", "--variant", "c*", "--examples", "10", "--seed", "0", "--hang-shrink", "0",
                         "--no-save", "--jobs", "2", "--quiet", "--shard", f"{k}/2", "--json", f"s{k}.json",
                         env=faults_env, cwd=work, timeout=600) for k in (1, 2)]
     return work, runs
