@@ -1,6 +1,9 @@
 """Small host-side helpers shared by the numba_cuda variants."""
 from __future__ import annotations
 
+import contextlib
+import functools
+
 import numpy as np
 
 from . import _env
@@ -145,9 +148,6 @@ class _Hold:
         self.flag[0] = token
 
 
-_holds: list = []
-
-
 def _volatile_load():
     """A device function ``load(a) -> a[0]`` for an int64 array, compiled to
     ``ld.volatile.global.u64`` marked as having side effects: read from memory on every call
@@ -171,10 +171,36 @@ def _volatile_load():
     return load
 
 
-def _hold():
-    if not _holds:
-        _holds.append(_Hold())
-    return _holds[0]
+@functools.lru_cache(maxsize=None)
+def _hold() -> _Hold:
+    return _Hold()
+
+
+@contextlib.contextmanager
+def _interval(label: str, stream=0, flush_first: bool = True):
+    """Record the device time of the work issued inside the block as one interval of
+    ``refconv.timing``: on a GPU the stream is held (:class:`_Hold`) and, with ``flush_first``,
+    flushed (:func:`flush`) before the start event, and released after the end event, so the
+    interval is the work's own, from a cold L2, without the host's issue overhead."""
+    from refconv import timing
+    cuda = _env.cuda()
+    sim = _env.is_sim()
+    token = None if sim else _hold().hold(stream)
+    try:
+        if flush_first:
+            flush(stream)
+        start, end = cuda.event(), cuda.event()
+        start.record(stream=stream)
+        yield
+        end.record(stream=stream)
+    finally:
+        if token is not None:
+            _hold().release(token)
+
+    def seconds():
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+    timing.record(seconds, label, simulated=sim)
 
 
 def launch(configured, *args, stream=0):
@@ -187,48 +213,21 @@ def launch(configured, *args, stream=0):
     from refconv import timing
     if not timing.active():
         return configured(*args)
-    cuda = _env.cuda()
-    token = None if _env.is_sim() else _hold().hold(stream)
-    try:
-        flush(stream)
-        start, end = cuda.event(), cuda.event()
-        start.record(stream=stream)
-        configured(*args)
-        end.record(stream=stream)
-    finally:
-        if token is not None:
-            _hold().release(token)
-
-    def seconds():
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3
     name = getattr(getattr(configured, "dispatcher", configured), "__name__", "kernel")
-    timing.record(seconds, name, simulated=_env.is_sim())
+    with _interval(name, stream):
+        configured(*args)
 
 
 def bench_copy(nbytes: int):
     """``BenchHooks.copy`` for numba_cuda: one device-to-device copy of ``nbytes`` bytes, timed
     with CUDA events (the buffers are allocated here, outside the timed copy)."""
-    from refconv import timing
     cuda = _env.cuda()
     src = cuda.to_device(np.ones(max(1, int(nbytes)), np.uint8))
     dst = cuda.device_array_like(src)
 
     def run():
-        token = None if _env.is_sim() else _hold().hold()
-        try:
-            start, end = cuda.event(), cuda.event()
-            start.record()
+        with _interval("device copy", flush_first=False):
             dst.copy_to_device(src)
-            end.record()
-        finally:
-            if token is not None:
-                _hold().release(token)
-
-        def seconds():
-            end.synchronize()
-            return start.elapsed_time(end) / 1e3
-        timing.record(seconds, "device copy", simulated=_env.is_sim())
     return run
 
 

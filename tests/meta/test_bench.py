@@ -20,6 +20,10 @@ def _matvec_right(problem, out, **_):
     return out
 
 
+def _kron_array(problem, out, **_):
+    out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
+
+
 def _copy(nbytes):
     return lambda: timing.record(lambda: COPY_S, "fake copy")
 
@@ -126,12 +130,8 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
 
 
 def test_a_preset_runs_only_the_variants_it_names_and_skips_what_the_host_cannot_check(tmp_path, monkeypatch):
-    def kron(problem, out, **_):
-        out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
-        return out
-
-    _install(monkeypatch, Backend("kmeta", variants=lambda: [Variant("kron", "kmeta", "streamed", kron),
-                                                             Variant("kron", "kmeta", "other", kron)]))
+    _install(monkeypatch, Backend("kmeta", variants=lambda: [Variant("kron", "kmeta", "streamed", _kron_array),
+                                                             Variant("kron", "kmeta", "other", _kron_array)]))
     tiny = presets.Preset("kron-tiny", "kron", {"dtype": "float64", "m": 3, "n": 3, "p": 3, "q": 3}, {},
                           {"a": "random.1", "b": "random.2"}, "test", only="streamed")
     monkeypatch.setitem(presets.PRESETS, "kron-tiny", tiny)
@@ -194,12 +194,8 @@ def test_bench_command_runs_cpu_variants_and_cpu_peers_end_to_end(tmp_path):
 
 
 def test_a_baseline_peer_of_another_op_leaves_each_other_op_its_default(tmp_path, monkeypatch):
-    def kron(problem, out, **_):
-        out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
-        return out
-
     _install(monkeypatch, Backend("bmeta", variants=lambda: [Variant("matvec", "bmeta", "right", _matvec_right),
-                                                             Variant("kron", "bmeta", "k", kron)]))
+                                                             Variant("kron", "bmeta", "k", _kron_array)]))
     assert cli.main(["bench", "--backend", "bmeta", "--repeat", "2", "--baseline", "numpy_kron", "--peers", "all",
                      "--json", str(tmp_path / "b.json")]) == 0
     got = {p["op"]: p["baseline"] for p in json.loads((tmp_path / "b.json").read_text())["problems"]}
@@ -225,10 +221,6 @@ def _kron_tiny(monkeypatch, variants):
     tiny = presets.Preset("kron-rows", "kron", {"dtype": "float64", "m": 3, "n": 2, "p": 2, "q": 3}, {},
                           {"a": "random.1", "b": "random.2"}, "test")
     monkeypatch.setitem(presets.PRESETS, "kron-rows", tiny)
-
-
-def _kron_array(problem, out, **_):
-    out[:] = np.kron(problem.inputs["a"], problem.inputs["b"])
 
 
 def _kron_rows(problem, out, **_):
