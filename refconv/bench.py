@@ -149,26 +149,31 @@ def summary(xs: list[float]) -> dict | None:
     return {"median": statistics.median(s), "q1": q1, "q3": q3, "min": s[0], "max": s[-1], "n": len(s)}
 
 
-def measure(run, repeat: int, flush_bytes: int = 0) -> dict:
+def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = None) -> dict:
     """Time ``run()``: ``repeat`` calls each inside a :func:`timing.collect` (``flush_bytes``: the
     L2 flush before each launch) give the kernel time (sum of the recorded intervals; None when
     none were recorded); the end-to-end time is the host clock around each call.  When intervals
-    were recorded with a flush, the end-to-end times come from ``repeat`` further plain calls
-    (no events, no flush: what a user's call costs).  Returns both summaries and whether any
-    interval was simulated."""
+    were recorded with a flush, the end-to-end times come from as many further plain calls
+    (no events, no flush: what a user's call costs).  ``budget_s`` (``--budget``): stop starting
+    calls once the timed calls have taken that long in all (at least one call; each summary's
+    ``n`` says how many ran).  Returns both summaries and whether any interval was simulated."""
     kern, e2e, simulated = [], [], False
+    spent = 0.0
     for _ in range(repeat):
         with timing.collect(flush_bytes) as iv:
             t0 = time.perf_counter()
             run()
             e2e.append(time.perf_counter() - t0)
+        spent += e2e[-1]
         simulated |= iv.simulated
         k = iv.total()
         if k is not None:
             kern.append(k)
+        if budget_s is not None and spent >= budget_s:
+            break
     if kern and flush_bytes and not simulated:
-        e2e = []
-        for _ in range(repeat):
+        runs, e2e = len(e2e), []
+        for _ in range(runs):
             t0 = time.perf_counter()
             run()
             e2e.append(time.perf_counter() - t0)
@@ -248,7 +253,7 @@ def _spec_row(problem, ns, work, bandwidth):
         fn(*args, **kwargs)
         dt = time.perf_counter() - t0
         timing.record(lambda: dt, "spec")
-    m = measure(spec_run, ns.repeat)
+    m = measure(spec_run, ns.repeat, budget_s=ns.budget)
     return _finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
                         "library": "refconv.specs (NumPy)", **m},
                        work, bandwidth.get("host", timing.host_copy), "host clock")
@@ -287,7 +292,8 @@ def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big, spec):
             # on a simulated device one timed run exercises the timing; more would mean nothing
             out = kept.get("out")
             fresh = out if callable(out) else (lambda: out)   # a streamed variant gets a fresh sink per run
-            m = measure(lambda: run_variant(v, problem, fresh(), params), 1 if sim else ns.repeat, ns.flush_bytes)
+            m = measure(lambda: run_variant(v, problem, fresh(), params), 1 if sim else ns.repeat,
+                        ns.flush_bytes, ns.budget)
     except Exception as e:
         return {**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
     if m["simulated"]:
@@ -311,7 +317,7 @@ def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
         with console.status(f"{name}: timing peer {p.name}"):
             run = p.prepare(problem)
             run()  # warm-up (library plans, autotuning, caches)
-            m = measure(run, ns.repeat, ns.flush_bytes)
+            m = measure(run, ns.repeat, ns.flush_bytes, ns.budget)
     except Exception as e:
         return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
     gpu = p.device == "gpu"
@@ -377,6 +383,9 @@ def add_parser(sub, filters):
     p.add_argument("--scale", default="small", choices=list(SIZES),
                    help="without --preset: one problem per op, small (default; fits the simulators) or paper")
     p.add_argument("--repeat", type=int, default=30, help="timed runs per row, after the warm-up (default 30)")
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="a row's timed runs stop once they have taken this long in all (at least one run; "
+                        "the table shows n where fewer than --repeat ran; default: no limit)")
     p.add_argument("--baseline", default="auto",
                    help="row the speed-up divides: auto (a peer per op), spec, a peer name, or a variant id")
     p.add_argument("--peers", default="auto",
@@ -399,6 +408,21 @@ def _check_baseline(ns, variants):
                          f"({', '.join(v.id for v in variants)})")
 
 
+def _write(ns, results, notes, bandwidth, variants) -> dict:
+    """The report of the problems measured so far, written to ``--json`` and ``--markdown``."""
+    from . import bench_report, registry
+
+    def describe(b):
+        return registry.backends()[b].describe()
+    where = bench_report.devices({v.backend for v in variants}, describe)
+    report = bench_report.report(results, ns, notes, bandwidth.cache, where)
+    if ns.json:
+        bench_report.write_json(ns.json, report)
+    if ns.markdown:
+        Path(ns.markdown).write_text(bench_report.markdown(report))
+    return report
+
+
 def cmd_bench(ns, session: Session) -> int:
     """``refconv bench`` with the parsed options ``ns``; ``session``: its selection and backend
     options (:func:`refconv.cli.session_from`)."""
@@ -408,6 +432,8 @@ def cmd_bench(ns, session: Session) -> int:
         return 0
     if ns.repeat < 1:
         raise ValueError(f"--repeat must be >= 1, got {ns.repeat}")
+    if ns.budget is not None and not ns.budget > 0:
+        raise ValueError(f"--budget must be a number of seconds > 0, got {ns.budget}")
     if ns.copy_bytes < 1:
         raise ValueError(f"--copy-bytes must be >= 1, got {ns.copy_bytes}")
     if ns.flush_bytes < 0:
@@ -438,7 +464,7 @@ def cmd_bench(ns, session: Session) -> int:
             bandwidth.device_sources.append((f"{b} device copy", hooks.copy))
     if bandwidth.device_sources and ns.peers != "none":
         bandwidth.device_sources.append(("gpu peers device copy", peers_mod.gpu_copy))
-    results = []
+    results, report = [], None
     for name, problem, only, big in problems:
         vs = [v for v in variants if v.op == problem.op]
         rows, work = run_problem(name, problem, vs, ns, bandwidth, only, big)
@@ -453,16 +479,8 @@ def cmd_bench(ns, session: Session) -> int:
         bench_report.print_problem(console, results[-1], ns.repeat)
         bench_report.print_coarsening(console, results[-1])
         bench_report.print_twins(console, results[-1])
-    from . import registry
-
-    def describe(b):
-        return registry.backends()[b].describe()
-    where = bench_report.devices({v.backend for v in variants}, describe)
-    report = bench_report.report(results, ns, notes, bandwidth.cache, where)
-    if ns.json:
-        bench_report.write_json(ns.json, report)
-    if ns.markdown:
-        Path(ns.markdown).write_text(bench_report.markdown(report))
+        # written after every problem: a run stopped part-way (a time limit) keeps what it measured
+        report = _write(ns, results, notes, bandwidth, variants)
     if ns.plots:
         for path in bench_report.plots(report, ns.plots):
             console.print(f"plot: {path}")

@@ -30,11 +30,13 @@ def fmt_s(s: float | None) -> str:
     return f"{s / 1e-9:.3g} ns"
 
 
-def fmt_stat(st: dict | None) -> str:
-    """``median [q1–q3]``."""
+def fmt_stat(st: dict | None, repeat: int | None = None) -> str:
+    """``median [q1–q3]``, with ``(n=K)`` when K runs differ from the ``repeat`` asked for
+    (``--budget`` stopped the row early)."""
     if not st:
         return "-"
-    return f"{fmt_s(st['median'])} [{fmt_s(st['q1'])}–{fmt_s(st['q3'])}]"
+    n = f" (n={st['n']})" if repeat is not None and st.get("n", repeat) != repeat else ""
+    return f"{fmt_s(st['median'])} [{fmt_s(st['q1'])}–{fmt_s(st['q3'])}]{n}"
 
 
 def print_presets(console) -> None:
@@ -71,7 +73,8 @@ def print_problem(console, res: dict, repeat: int) -> None:
     from rich.table import Table
     w = res["work"]
     t = Table(title=f"{res['name']}: {res['problem']}\nminimum {w['bytes'] / 1e6:.4g} MB moved, "
-                    f"{w['flops'] / 1e6:.4g} MFLOP; median [IQR] of {repeat} runs after a warm-up; "
+                    f"{w['flops'] / 1e6:.4g} MFLOP; median [IQR] of {repeat} runs after a warm-up (n=K: fewer, "
+                    f"--budget); "
                     f"speed-up = {res['baseline'] or 'no baseline'} / row")
     for c in ("variant / peer", "kernel", "end-to-end", "timer", "% roofline", "speed-up", "status"):
         t.add_column(c)
@@ -80,8 +83,9 @@ def print_problem(console, res: dict, repeat: int) -> None:
         sp = r.get("speedup")
         st = STYLE.get(r.get("kind"), "")
         name = r["variant"] if not st else f"[{st}]{r['variant']}[/]"
-        t.add_row(name, fmt_stat(r.get("kernel_s")) if r.get("timer") != "simulated" else "(simulated)",
-                  fmt_stat(r.get("e2e_s")), r.get("timer") or "-", f"{pct:.3g} %" if pct else "-",
+        sim = r.get("timer") == "simulated"
+        t.add_row(name, fmt_stat(r.get("kernel_s"), repeat) if not sim else "(simulated)",
+                  fmt_stat(r.get("e2e_s"), 1 if sim else repeat), r.get("timer") or "-", f"{pct:.3g} %" if pct else "-",
                   f"{sp:.3g}×" if sp else "-", r["status"][:160])
     console.print(t)
 
@@ -165,7 +169,7 @@ def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None =
                              for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": platform.node(), "devices": where or {}, "versions": vers, "repeat": ns.repeat,
-            "baseline": ns.baseline, "flush_bytes": ns.flush_bytes,
+            "budget": getattr(ns, "budget", None), "baseline": ns.baseline, "flush_bytes": ns.flush_bytes,
             "peers": ns.peers, "copy_bytes": ns.copy_bytes, "notes": notes,
             "bandwidth": list(v for v in bandwidth.values() if v), "problems": results, "rows": rows}
 
@@ -177,7 +181,8 @@ def _md_cell(x) -> str:
 def markdown(rep: dict) -> str:
     """The report as Markdown (for docs/performance.md): run facts, then per problem its table,
     its coarsening table and its twins table where there are any."""
-    out = [f"Run of {rep['date']} on `{rep['host']}`, median [IQR] of {rep['repeat']} runs after a warm-up, "
+    budget = f" (n=K: K runs, stopped by --budget {rep['budget']:g} s)" if rep.get("budget") else ""
+    out = [f"Run of {rep['date']} on `{rep['host']}`, median [IQR] of {rep['repeat']} runs{budget} after a warm-up, "
            f"L2 flush before each GPU launch {rep.get('flush_bytes', 0) >> 20} MiB.", ""]
     for k, v in rep.get("devices", {}).items():
         out.append(f"* {k}: {_md_cell(v)}")
@@ -195,7 +200,8 @@ def markdown(rep: dict) -> str:
         for r in res["rows"]:
             pct, sp = r.get("roofline_pct"), r.get("speedup")
             out.append("| " + " | ".join(_md_cell(c) for c in (
-                r["variant"], fmt_stat(r.get("kernel_s")), fmt_stat(r.get("e2e_s")), r.get("timer") or "-",
+                r["variant"], fmt_stat(r.get("kernel_s"), rep["repeat"]),
+                fmt_stat(r.get("e2e_s"), 1 if r.get("timer") == "simulated" else rep["repeat"]), r.get("timer") or "-",
                 f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-", r["status"][:160])) + " |")
         cf = res.get("coarsening") or []
         if any(len(c["points"]) > 1 for c in cf):

@@ -3,6 +3,7 @@ roofline from the backend's copy hook, ratio to a chosen row; a wrong variant is
 timed; simulated devices are labelled (and skipped for presets); presets skip what their
 variants do not support; JSON and plots are written."""
 import json
+import time
 
 import numpy as np
 import pytest
@@ -256,3 +257,32 @@ def test_a_streaming_variant_needs_no_host_memory_for_the_result_it_streams(tmp_
     rows = _rows(tmp_path / "k.json")
     assert rows["kron/kbig/rows"]["status"] == "ok"
     assert rows["kron/kbig/array"]["status"].startswith("skipped: checking needs about")
+
+
+def test_the_report_is_written_after_each_problem_so_a_stopped_run_keeps_what_it_measured(tmp_path, monkeypatch):
+    js, md, seen = tmp_path / "b.json", tmp_path / "b.md", []
+
+    def matvec_looks(problem, out, **kw):   # runs after kron's problem (ops in name order)
+        seen.append((json.loads(js.read_text())["problems"][-1]["name"], md.read_text()))
+        return _matvec_right(problem, out, **kw)
+    _install(monkeypatch, Backend("incmeta", variants=lambda: [Variant("kron", "incmeta", "k", _kron_array),
+                                                               Variant("matvec", "incmeta", "m", matvec_looks)]))
+    assert cli.main(["bench", "--backend", "incmeta", "--repeat", "1", "--peers", "none",
+                     "--json", str(js), "--markdown", str(md)]) == 0
+    assert seen and all(name == "kron-small" for name, _ in seen)
+    assert "### kron-small" in seen[0][1] and "### matvec-small" not in seen[0][1]
+    assert [p["name"] for p in json.loads(js.read_text())["problems"]] == ["kron-small", "matvec-small"]
+
+
+def test_a_budget_shows_how_many_runs_each_row_got(tmp_path, monkeypatch):
+    def slow(problem, out, **kw):
+        time.sleep(0.03)
+        return _matvec_right(problem, out, **kw)
+    _install(monkeypatch, Backend("budgetmeta", variants=lambda: [Variant("matvec", "budgetmeta", "slow", slow)]))
+    md, js = tmp_path / "b.md", tmp_path / "b.json"
+    assert cli.main(["bench", "--backend", "budgetmeta", "--repeat", "50", "--budget", "0.1", "--peers", "none",
+                     "--json", str(js), "--markdown", str(md)]) == 0
+    r = _rows(js)["matvec/budgetmeta/slow"]
+    assert 1 <= r["kernel_s"]["n"] < 50 and json.loads(js.read_text())["budget"] == 0.1
+    assert f"(n={r['kernel_s']['n']})" in md.read_text() and "--budget 0.1 s" in md.read_text()
+    assert cli.main(["bench", "--backend", "budgetmeta", "--budget", "0"]) == 2   # a usage error

@@ -5,6 +5,7 @@ sums a run's intervals."""
 import json
 import os
 import subprocess
+import time
 import sys
 
 import numpy as np
@@ -215,3 +216,21 @@ def test_numba_cuda_records_a_cuda_event_interval_per_launch_flagged_simulated()
     assert got["scratch_without_flush"] == [] and got["scratch_with_flush"] == [4096]
     assert got["flushed_result_ok"]
     assert "simulator" in got["reason"]
+
+
+def test_a_budget_stops_a_rows_timed_runs_once_spent_but_runs_at_least_one():
+    calls = []
+
+    def run():
+        calls.append(1)
+        time.sleep(0.02)
+        timing.record(lambda: 0.001)
+    m = measure(run, 10, budget_s=0.05)
+    assert 3 <= len(calls) < 10 and m["kernel_s"]["n"] == len(calls) == m["e2e_s"]["n"]
+    calls.clear()
+    m = measure(run, 10, budget_s=1e-6)
+    assert len(calls) == 1 and m["kernel_s"]["n"] == 1   # one run even when the budget is tiny
+    calls.clear()
+    m = measure(run, 4, flush_bytes=1 << 20, budget_s=0.03)
+    # the plain end-to-end runs repeat as many times as the timed runs that the budget allowed
+    assert m["kernel_s"]["n"] == m["e2e_s"]["n"] == len(calls) // 2 < 4
