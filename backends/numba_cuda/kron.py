@@ -3,8 +3,10 @@ matrislerin Kronecker çarpımları, §2.1, Algoritma 1-2).
 
 ``C[i*p + k, j*q + l] = A[i, j] * B[k, l]`` (one product per element; integer dtypes wrap).
 ``block_launches`` (Algoritma 1-2): one kernel launch per element of A, each a grid of
-``bx x by`` blocks (the paper: 32x32) covering the p x q block of C it scales (the listing's
-``adim = j*N`` / ``satirC*N*N`` index assumes square n x n inputs; general shapes here).
+``bx x by`` blocks (the paper: 32x32) covering the p x q block of C it scales, written into a
+device row block of p x n*q (the paper's ``C_gpu``) that is copied to the host after each row of
+A (the listing's ``adim = j*N`` / ``satirC*N*N`` index assumes square n x n inputs; general
+shapes here).
 ``single_launch``: one launch for all of C (a thread per column and about 16 rows).  ``streamed``: the result is
 computed ``rows_per_block`` rows at a time into a device buffer and each row block is handed,
 in order, to the checker's :class:`refconv.sink.RowSink` (``output="rows"``), as the paper does to
@@ -19,7 +21,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, launch, to_device_poisoned
+from ._common import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"
@@ -34,11 +36,12 @@ def _kernels():
 
     @cuda.jit
     def per_element(a, b, c, i, j, N, P, Q):
+        # the P x Q block of A[i, j] into c, the row block of A's row i (P rows x N*Q columns)
         k = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
         l = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         aij = a[i * N + j]
         if k < P and l < Q:
-            c[(i * P + k) * (N * Q) + j * Q + l] = aij * b[k * Q + l]
+            c[k * (N * Q) + j * Q + l] = aij * b[k * Q + l]
 
     @cuda.jit
     def whole(a, b, c, row0, nrows, N, P, Q):
@@ -79,15 +82,22 @@ def _operands(problem):
 
 
 def _run_block_launches(problem, out, bx=32, by=32):
+    """Algoritma 2: the device holds one row block of C (the paper's ``C_gpu``, P rows x N*Q);
+    for each row i of A, N launches fill it and it is copied to the host (the caller's poison
+    goes through it first, so an element no launch writes comes back poisoned)."""
     cuda_, (M, N, P, Q), d_a, d_b = _operands(problem)
     per_element, _ = _kernels()
-    d_out, n = to_device_poisoned(out)
+    flat = out_flat(out)
+    blk = P * N * Q
+    d_rb = cuda_.device_array(max(blk, 1), out.dtype)
     grid = (cdiv(Q, bx), cdiv(P, by))
     for i in range(M):
+        rows = flat[i * blk:(i + 1) * blk]
+        d_rb[:blk].copy_to_device(rows)
         for j in range(N):
-            launch(per_element[grid, (bx, by)], d_a, d_b, d_out, i, j, N, P, Q)
-    cuda_.synchronize()
-    return from_device(d_out, n, out)
+            launch(per_element[grid, (bx, by)], d_a, d_b, d_rb, i, j, N, P, Q)
+        d_rb[:blk].copy_to_host(rows)          # synchronous: row block i to the host
+    return finish(out, flat)
 
 
 #: rows of C per thread in ``whole``: the column's division is paid once per this many elements
@@ -129,15 +139,15 @@ def _run_streamed(problem, out, rows_per_block=4, bx=32, by=8):
 def _fits(kind):
     """The device limits: bx*by threads; the grid (block_launches: Q/bx x P/by per element of A;
     single_launch: N*Q/bx x M*P/(16 by); streamed: N*Q/bx x rows_per_block/(16 by)); device memory for A, B
-    and C (streamed: one block of rows of C)."""
+    and C (block_launches: one row block of C, P rows; streamed: rows_per_block rows)."""
     def check(problem, params):
         d = problem.dims
         M, N, P, Q = d["m"], d["n"], d["p"], d["q"]
         bx, by = params.get("bx", 32), params.get("by", 8)
         isz = np.dtype(d["dtype"]).itemsize
         ab = (M * N + P * Q) * isz
-        if kind == "block_launches":
-            return fits(problem, threads=bx * by, grid=(cdiv(Q, bx), cdiv(P, by)), device_bytes=ab + M * P * N * Q * isz)
+        if kind == "block_launches":   # one row block of C on the device
+            return fits(problem, threads=bx * by, grid=(cdiv(Q, bx), cdiv(P, by)), device_bytes=ab + P * N * Q * isz)
         if kind == "single_launch":
             return fits(problem, threads=bx * by, grid=(cdiv(N * Q, bx), _rows_grid(M * P, by)),
                         device_bytes=ab + M * P * N * Q * isz)

@@ -21,13 +21,19 @@ __kernel void block(__global const T * restrict a, __global const T * restrict b
         rowblk[(size_t)k * n * q + j * q + l] = MUL(a[i * n + j], b[k * q + l]);
 }
 
-/* the row-block of A's row i: p rows x n*q columns, one launch */
+/* the row-block of A's row i: p rows x n*q columns, one launch.  A work-item owns one column
+ * and every get_global_size(1)-th row: the column's (j, l) and A[i, j] are fetched once. */
 __kernel void rowblock(__global const T * restrict a, __global const T * restrict b,
                        __global T * restrict rowblk, const int n, const int p, const int q, const int i)
 {
-    const int col = get_global_id(0), k = get_global_id(1);
-    if (k < p && col < n * q)
-        rowblk[(size_t)k * n * q + col] = MUL(a[i * n + col / q], b[k * q + col % q]);
+    const int col = get_global_id(0);
+    int k = get_global_id(1);
+    if (k >= p || col >= n * q)
+        return;
+    const int j = col / q, l = col - j * q;
+    const T aij = a[i * n + j];
+    for (; k < p; k += get_global_size(1))
+        rowblk[(size_t)k * n * q + col] = MUL(aij, b[k * q + l]);
 }
 
 /* the whole (m*p) x (n*q) product, one launch.  A work-item owns one column and every

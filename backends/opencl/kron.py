@@ -53,8 +53,8 @@ def _run_block_launches(problem, out, wg_x=32, wg_y=32):
     return out
 
 
-#: rows of C per work-item in ``whole`` (single_launch): the column's division is paid once per
-#: this many elements
+#: rows of C per work-item in ``whole`` (single_launch) and ``rowblock`` (streamed): the column's
+#: division is paid once per this many elements
 ROWS_PER_ITEM = 16
 
 
@@ -90,8 +90,8 @@ def _run_streamed(problem, out, wg_x=32, wg_y=32):
                 pending[s] = None
             if i < m:
                 cl.enqueue_copy(e.queue, bufs[s], stage[s], is_blocking=False)
-                oc.timed(k)(e.queue, (oc.roundup(n * q, wg_x), oc.roundup(p, wg_y)), (wg_x, wg_y),
-                             ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
+                oc.timed(k)(e.queue, (oc.roundup(n * q, wg_x), oc.roundup(-(-p // ROWS_PER_ITEM), wg_y)),
+                            (wg_x, wg_y), ab, bb, bufs[s], *map(np.int32, (n, p, q, i)))
                 pending[s] = cl.enqueue_copy(e.queue, stage[s], bufs[s], is_blocking=False)
         s = (m + 1) % 2
         if pending[s] is not None:
