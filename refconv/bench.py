@@ -157,7 +157,7 @@ def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = Non
     (no events, no flush: what a user's call costs).  ``budget_s`` (``--budget``): stop starting
     calls once the timed calls have taken that long in all (at least one call; each summary's
     ``n`` says how many ran).  Returns both summaries and whether any interval was simulated."""
-    kern, e2e, simulated = [], [], False
+    kern, e2e, simulated, caveats = [], [], False, {}
     spent = 0.0
     for _ in range(repeat):
         with timing.collect(flush_bytes) as iv:
@@ -169,6 +169,8 @@ def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = Non
         k = iv.total()
         if k is not None:
             kern.append(k)
+        for why, n in iv.caveats().items():
+            caveats[why] = caveats.get(why, 0) + n
         if budget_s is not None and spent >= budget_s:
             break
     if kern and flush_bytes and not simulated:
@@ -177,7 +179,16 @@ def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = Non
             t0 = time.perf_counter()
             run()
             e2e.append(time.perf_counter() - t0)
-    return {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
+    out = {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
+    if caveats:  # the backend says some intervals may hold more than the device's work
+        out["caveats"] = caveats
+    return out
+
+
+def _status(m: dict) -> str:
+    """``ok``, or ``ok`` with the backend's caveats about the intervals and how many they concern."""
+    cav = m.get("caveats") or {}
+    return "ok" + "".join(f"; caveat ({n} intervals): {why}" for why, n in cav.items())
 
 
 # ----------------------------------------------------------------------------- the run
@@ -303,7 +314,7 @@ def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big, spec):
         bw = bandwidth.device_best(f"{v.backend} device copy", hooks.copy)
     elif not m["kernel_s"]:
         bw = bandwidth.get("host", timing.host_copy)
-    return _finish_row({**row, "status": "ok", "params": params, **m}, work, bw)
+    return _finish_row({**row, "status": _status(m), "params": params, **m}, work, bw)
 
 
 def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
@@ -323,7 +334,7 @@ def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
     gpu = p.device == "gpu"
     bw = (bandwidth.device_best("gpu peers device copy", peers_mod.gpu_copy) if gpu
           else bandwidth.get("host", timing.host_copy))
-    return _finish_row({**row, "status": "ok", **m}, work, bw, "device events" if gpu else "host clock")
+    return _finish_row({**row, "status": _status(m), **m}, work, bw, "device events" if gpu else "host clock")
 
 
 def run_problem(name, problem, variants, ns, bandwidth, only=None, big=False):

@@ -36,12 +36,13 @@ class Intervals:
     """The intervals recorded inside one :func:`collect` block."""
 
     def __init__(self, flush_bytes: int = 0):
-        self._pending: list = []      # (label, resolve, simulated)
+        self._pending: list = []      # (label, resolve, simulated, caveat)
         self._done: list | None = None
         self.flush_bytes = int(flush_bytes)
 
-    def _add(self, label: str, resolve: Callable[[], float], simulated: bool) -> None:
-        self._pending.append((label, resolve, bool(simulated)))
+    def _add(self, label: str, resolve: Callable[[], float], simulated: bool,
+             caveat: Callable[[], str | None] | None = None) -> None:
+        self._pending.append((label, resolve, bool(simulated), caveat))
         self._done = None
 
     def __len__(self) -> int:
@@ -50,16 +51,28 @@ class Intervals:
     def seconds(self) -> list[float]:
         """Each interval's length in seconds, in recording order (resolved once, after the work)."""
         if self._done is None:
-            self._done = [float(resolve()) for _, resolve, _ in self._pending]
+            self._done = [float(resolve()) for _, resolve, _, _ in self._pending]
         return list(self._done)
 
     def labels(self) -> list[str]:
-        return [label for label, _, _ in self._pending]
+        return [label for label, _, _, _ in self._pending]
+
+    def caveats(self) -> dict[str, int]:
+        """Why some intervals may not be the device's time alone (the backend's ``caveat``), each
+        with how many intervals it applies to; empty when there is nothing to say.  Asked after
+        :meth:`seconds`, once the work is done."""
+        self.seconds()
+        out: dict[str, int] = {}
+        for _, _, _, caveat in self._pending:
+            why = caveat() if caveat else None
+            if why:
+                out[why] = out.get(why, 0) + 1
+        return out
 
     @property
     def simulated(self) -> bool:
         """True when any interval came from a simulated device (its time means nothing)."""
-        return any(sim for _, _, sim in self._pending)
+        return any(sim for _, _, sim, _ in self._pending)
 
     def total(self) -> float | None:
         """Kernel time of the run: the sum of the intervals, or None when none was recorded."""
@@ -72,12 +85,15 @@ def active() -> bool:
     return bool(getattr(_local, "stack", None))
 
 
-def record(resolve: Callable[[], float], label: str = "kernel", simulated: bool = False) -> None:
+def record(resolve: Callable[[], float], label: str = "kernel", simulated: bool = False,
+           caveat: Callable[[], str | None] | None = None) -> None:
     """Record one device interval for the innermost :func:`collect` (ignored outside one).
-    ``resolve()`` is called after the run has returned and must give the length in seconds."""
+    ``resolve()`` is called after the run has returned and must give the length in seconds;
+    ``caveat()``, called after it, says why this interval may hold more than the device's work
+    (e.g. a stream hold that timed out), or None; the bench reports it with the row."""
     stack = getattr(_local, "stack", None)
     if stack:
-        stack[-1]._add(label, resolve, simulated)
+        stack[-1]._add(label, resolve, simulated, caveat)
 
 
 def flush_bytes() -> int:

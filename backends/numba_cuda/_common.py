@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 
 import numpy as np
 
@@ -123,9 +124,12 @@ class _Hold:
     argument marshalling take tens of microseconds, longer than many kernels).  Tokens grow, so
     a hold released late can never catch a later token.  The spin gives up after about
     ``LIMIT`` polls of 1 µs sleeps (the interval stays correct, the run only slower), so a
-    device that cannot see the host's write never hangs."""
+    device that cannot see the host's write never hangs.  A hold that gives up writes its token
+    into ``missed`` (a mapped ring of ``RING`` slots), so the interval behind it can say that it
+    may hold host time (:meth:`gave_up`, reported by the bench as a caveat)."""
 
     LIMIT = 20000
+    RING = 1 << 16
 
     def __init__(self):
         cuda = _env.cuda()
@@ -133,23 +137,33 @@ class _Hold:
         load = _volatile_load()
         self.flag = cuda.mapped_array(1, dtype=np.int64)
         self.flag[0] = 0
+        self.missed = cuda.mapped_array(self.RING, dtype=np.int64)
+        self.missed[:] = 0
         self.token = 0
+        ring = self.RING
 
-        @cuda.jit("void(int64[::1], int64, int64)")
-        def refconv_hold(flag, token, limit):
+        @cuda.jit("void(int64[::1], int64[::1], int64, int64)")
+        def refconv_hold(flag, missed, token, limit):
             i = int64(0)
             while load(flag) < token and i < limit:
                 cuda.nanosleep(1000)
                 i += 1
+            if i >= limit:
+                missed[token % ring] = token
         self.kernel = refconv_hold
 
     def hold(self, stream=0) -> int:
         self.token += 1
-        self.kernel[1, 1, stream](self.flag, self.token, self.LIMIT)
+        self.kernel[1, 1, stream](self.flag, self.missed, self.token, self.LIMIT)
         return self.token
 
     def release(self, token: int) -> None:
         self.flag[0] = token
+
+    def gave_up(self, token: int) -> bool:
+        """Whether the hold of ``token`` stopped waiting before the host released it (ask once the
+        stream has passed it)."""
+        return int(self.missed[token % self.RING]) == token
 
 
 def _volatile_load():
@@ -190,6 +204,11 @@ def _interval(label: str, stream=0, flush_first: bool = True):
     cuda = _env.cuda()
     sim = _env.is_sim()
     token = None if sim else _hold().hold(stream)
+    # no garbage collection while the stream is held: a long collection (many live objects in a
+    # run of thousands of launches) outlasted the hold's patience, and the host's time leaked
+    # into the interval
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         if flush_first:
             flush(stream)
@@ -200,11 +219,18 @@ def _interval(label: str, stream=0, flush_first: bool = True):
     finally:
         if token is not None:
             _hold().release(token)
+        if collecting:
+            gc.enable()
 
     def seconds():
         end.synchronize()
         return start.elapsed_time(end) / 1e3
-    timing.record(seconds, label, simulated=sim)
+
+    def caveat():
+        if token is not None and _hold().gave_up(token):
+            return "the stream hold timed out before the launch was issued: the interval holds host time"
+        return None
+    timing.record(seconds, label, simulated=sim, caveat=caveat)
 
 
 def launch(configured, *args, stream=0):

@@ -286,3 +286,16 @@ def test_a_budget_shows_how_many_runs_each_row_got(tmp_path, monkeypatch):
     assert 1 <= r["kernel_s"]["n"] < 50 and json.loads(js.read_text())["budget"] == 0.1
     assert f"(n={r['kernel_s']['n']})" in md.read_text() and "--budget 0.1 s" in md.read_text()
     assert cli.main(["bench", "--backend", "budgetmeta", "--budget", "0"]) == 2   # a usage error
+
+
+def test_a_rows_status_carries_the_backends_caveat_about_its_intervals(tmp_path, monkeypatch):
+    def held(problem, out, **kw):
+        out[:] = specs.matvec(problem.inputs["m"], problem.inputs["v"])
+        timing.record(lambda: KERNEL_S, "fake kernel", caveat=lambda: "the stream hold timed out")
+        return out
+    _install(monkeypatch, Backend("caveatmeta", variants=lambda: [Variant("matvec", "caveatmeta", "held", held)]))
+    js = tmp_path / "b.json"
+    assert cli.main(["bench", "--backend", "caveatmeta", "--repeat", "2", "--peers", "none", "--json", str(js)]) == 0
+    r = _rows(js)["matvec/caveatmeta/held"]
+    assert r["status"] == "ok; caveat (2 intervals): the stream hold timed out"
+    assert r["caveats"] == {"the stream hold timed out": 2} and r["kernel_s"]["median"] == KERNEL_S

@@ -195,6 +195,11 @@ with timing.collect() as iv:
     run()
 out["copy"] = {"n": len(iv), "simulated": iv.simulated}
 out["reason"] = backend.bench.simulated()
+import gc
+with timing.collect():
+    with _common._interval("probe"):
+        out["gc_inside_interval"] = gc.isenabled()
+out["gc_after_interval"] = gc.isenabled()
 print(json.dumps(out))
 """
 
@@ -216,6 +221,8 @@ def test_numba_cuda_records_a_cuda_event_interval_per_launch_flagged_simulated()
     assert got["scratch_without_flush"] == [] and got["scratch_with_flush"] == [4096]
     assert got["flushed_result_ok"]
     assert "simulator" in got["reason"]
+    # no garbage collection while a launch is held (a long one outlasted the hold on an H100)
+    assert got["gc_inside_interval"] is False and got["gc_after_interval"] is True
 
 
 def test_a_budget_stops_a_rows_timed_runs_once_spent_but_runs_at_least_one():
@@ -234,3 +241,16 @@ def test_a_budget_stops_a_rows_timed_runs_once_spent_but_runs_at_least_one():
     m = measure(run, 4, flush_bytes=1 << 20, budget_s=0.03)
     # the plain end-to-end runs repeat as many times as the timed runs that the budget allowed
     assert m["kernel_s"]["n"] == m["e2e_s"]["n"] == len(calls) // 2 < 4
+
+
+def test_a_backends_caveat_about_an_interval_reaches_the_measurement():
+    def run(flag):
+        timing.record(lambda: 0.001, caveat=lambda: "the hold timed out" if flag else None)
+        timing.record(lambda: 0.002)
+    with timing.collect() as iv:
+        run(True)
+        run(False)
+    assert iv.caveats() == {"the hold timed out": 1} and iv.total() == pytest.approx(0.006)
+    m = measure(lambda: run(True), 3)
+    assert m["caveats"] == {"the hold timed out": 3}
+    assert "caveats" not in measure(lambda: run(False), 2)   # nothing to say: no key
