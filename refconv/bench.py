@@ -324,6 +324,7 @@ def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
         why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
     if why:
         return {**row, "status": f"skipped: {why}", "median_s": None}
+    run = None
     try:
         with console.status(f"{name}: timing peer {p.name}"):
             run = p.prepare(problem)
@@ -331,6 +332,10 @@ def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
             m = measure(run, ns.repeat, ns.flush_bytes, ns.budget)
     except Exception as e:
         return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
+    finally:
+        del run                    # the peer's tensors, then the memory its library keeps cached
+        if p.device == "gpu":
+            peers_mod.release()
     gpu = p.device == "gpu"
     bw = (bandwidth.device_best("gpu peers device copy", peers_mod.gpu_copy) if gpu
           else bandwidth.get("host", timing.host_copy))

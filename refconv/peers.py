@@ -355,6 +355,24 @@ def default_baseline(op: str, listed: list[tuple[Peer, str | None]]) -> str:
     return "spec"
 
 
+def release() -> None:
+    """Hand the GPU memory that the peers' libraries keep cached back to the driver (torch's
+    caching allocator, CuPy's memory pool), so that the next problem's variants can allocate it:
+    after kron-240's peers the two pools held 53 GB of an 80 GB H100 and kron-260's single
+    launches ran out of memory.  Touches only libraries already imported."""
+    import sys
+    torch, cp = sys.modules.get("torch"), sys.modules.get("cupy")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        if cp is not None:
+            cp.get_default_memory_pool().free_all_blocks()
+            cp.get_default_pinned_memory_pool().free_all_blocks()
+    except Exception:  # a broken driver must not stop the bench; the next allocation will say so
+        pass
+
+
 def gpu_copy(nbytes: int) -> Callable[[], None] | None:
     """A device-to-device copy on the peers' GPU (torch), for their roofline; None without one."""
     if _torch_cuda() is not None:

@@ -299,3 +299,44 @@ def test_a_rows_status_carries_the_backends_caveat_about_its_intervals(tmp_path,
     r = _rows(js)["matvec/caveatmeta/held"]
     assert r["status"] == "ok; caveat (2 intervals): the stream hold timed out"
     assert r["caveats"] == {"the stream hold timed out": 2} and r["kernel_s"]["median"] == KERNEL_S
+
+
+def test_gpu_peers_hand_their_cached_memory_back_after_timing(tmp_path, monkeypatch):
+    import weakref
+    released, buffers = [], []
+
+    class Tensor:   # stands for the peer's device buffers, to be dropped before the release
+        pass
+
+    def prepare(problem):
+        t = Tensor()
+        buffers.append(weakref.ref(t))
+        return lambda: (t, timing.record(lambda: KERNEL_S))
+    fake = peers.Peer("fake_gpu_mv", "matvec", "a fake GPU library", "gpu", prepare, lambda: None)
+    monkeypatch.setattr(peers, "PEERS", (fake,))
+    monkeypatch.setattr(peers, "release", lambda: released.append([r() is not None for r in buffers]))
+    _install(monkeypatch, Backend("relmeta", variants=lambda: [Variant("matvec", "relmeta", "right", _matvec_right)]))
+    js = tmp_path / "b.json"
+    assert cli.main(["bench", "--backend", "relmeta", "--repeat", "2", "--peers", "fake_gpu_mv", "--json", str(js)]) == 0
+    assert _rows(js)["matvec/peer/fake_gpu_mv"]["status"] == "ok"
+    assert released == [[False]]   # released once, after the peer's own buffers were dropped
+
+
+def test_release_empties_the_caches_of_the_gpu_libraries_already_imported(monkeypatch):
+    import sys
+    import types
+    calls = []
+    cuda = types.SimpleNamespace(is_initialized=lambda: True, synchronize=lambda: calls.append("sync"),
+                                 empty_cache=lambda: calls.append("torch"))
+    pool = types.SimpleNamespace(free_all_blocks=lambda: calls.append("pool"))
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(get_default_memory_pool=lambda: pool,
+                                                                   get_default_pinned_memory_pool=lambda: pool))
+    peers.release()
+    assert calls == ["sync", "torch", "pool", "pool"]
+    monkeypatch.delitem(sys.modules, "cupy")
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace(
+        is_initialized=lambda: False)))
+    calls.clear()
+    peers.release()              # torch never touched the GPU, CuPy not imported: nothing to do
+    assert calls == []
