@@ -416,6 +416,43 @@ def add_parser(sub, filters):
     p.add_argument("--plots", metavar="DIR", help="write PNG plots (time, %% roofline, coarsening curve) here")
 
 
+def add_report_parser(sub):
+    p = sub.add_parser("bench-report", help="merge refconv bench --json reports; write JSON, Markdown, plots")
+    p.add_argument("reports", nargs="+", metavar="BENCH.json",
+                   help="reports of runs that split the problems (a row measured in any of them is kept)")
+    p.add_argument("--json", help="write the merged report to this JSON file")
+    p.add_argument("--markdown", metavar="FILE", help="write the merged tables as Markdown")
+    p.add_argument("--plots", metavar="DIR", help="write the PNG plots of the merged report here")
+
+
+def cmd_bench_report(ns) -> int:
+    """``refconv bench-report``: merge bench reports (:func:`bench_report.merge`), print each
+    problem's table and write what was asked for."""
+    import json
+
+    from . import bench_report
+    reps = []
+    for path in ns.reports:
+        try:
+            reps.append(json.loads(Path(path).read_text()))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"bench report {path!r} not found") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"bench report {path!r} is not JSON: {e}") from None
+    rep = bench_report.merge(reps, [Path(p).name for p in ns.reports])
+    for res in rep["problems"]:
+        bench_report.print_problem(console, res, rep["repeat"] or 0)
+        bench_report.print_twins(console, res)
+    if ns.json:
+        bench_report.write_json(ns.json, rep)
+    if ns.markdown:
+        Path(ns.markdown).write_text(bench_report.markdown(rep))
+    if ns.plots:
+        for path in bench_report.plots(rep, ns.plots):
+            console.print(f"plot: {path}")
+    return 0
+
+
 def _check_baseline(ns, variants):
     accepted = {"auto", "spec"} | set(peers_mod.names()) | {v.id for v in variants}
     if ns.baseline not in accepted:

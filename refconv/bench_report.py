@@ -174,6 +174,54 @@ def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None =
             "bandwidth": list(v for v in bandwidth.values() if v), "problems": results, "rows": rows}
 
 
+def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
+    """One report from several ``--json`` reports of runs that split the problems (a time limit per
+    command): problems by name in order of first appearance; for each row id the first row that
+    was timed (else the first row), so a row that failed for lack of memory in one run and was
+    measured in another is the measured one.  Each kept row says which run it came from
+    (``run``: the index into ``merged_from``).  Speed-ups are recomputed against each problem's
+    baseline row, twins and coarsening from the merged rows; each row keeps the roofline of its
+    own run (its run's copy bandwidth)."""
+    if not reports:
+        raise ValueError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
+    for i, rep in enumerate(reports):
+        if not isinstance(rep, dict) or not isinstance(rep.get("problems"), list):
+            where = sources[i] if sources else f"report {i}"
+            raise ValueError(f"{where}: not a refconv bench --json report (no 'problems' list)")
+    problems: dict = {}
+    for i, rep in enumerate(reports):
+        for res in rep["problems"]:
+            got = problems.setdefault(res["name"], {**{k: v for k, v in res.items() if k != "rows"}, "rows": {}})
+            for r in res["rows"]:
+                have = got["rows"].get(r["variant"])
+                if have is None or (not have.get("median_s") and r.get("median_s")):
+                    got["rows"][r["variant"]] = {**r, "run": i}
+    results = []
+    for res in problems.values():
+        rows = list(res["rows"].values())
+        bt = next((r["median_s"] for r in rows if r["variant"] == res.get("baseline")), None)
+        for r in rows:
+            r["speedup"] = (bt / r["median_s"]) if (bt and r.get("median_s")) else None
+        results.append({**res, "rows": rows})
+    for res in results:
+        res["twins"] = twins(res["rows"])
+        res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
+                              "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
+                             for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
+    first = reports[0]
+    notes = list(dict.fromkeys(n for rep in reports for n in rep.get("notes", [])))
+    return {"date": ", ".join(dict.fromkeys(rep.get("date", "?") for rep in reports)),
+            "host": first.get("host"), "devices": first.get("devices", {}), "versions": first.get("versions", {}),
+            "repeat": first.get("repeat"), "budget": first.get("budget"), "baseline": first.get("baseline"),
+            "flush_bytes": first.get("flush_bytes", 0), "peers": first.get("peers"),
+            "copy_bytes": first.get("copy_bytes"), "notes": notes,
+            "bandwidth": [b for rep in reports for b in rep.get("bandwidth", [])],
+            "merged_from": [{"source": (sources[i] if sources else None), "date": rep.get("date"),
+                             "repeat": rep.get("repeat"), "budget": rep.get("budget"),
+                             "flush_bytes": rep.get("flush_bytes")} for i, rep in enumerate(reports)],
+            "problems": results, "rows": [{"problem": res["name"], **r} for res in results for r in res["rows"]]}
+
+
 def _md_cell(x) -> str:
     return str(x).replace("|", "\\|").replace("\n", " ")
 
@@ -184,6 +232,9 @@ def markdown(rep: dict) -> str:
     budget = f" (n=K: K runs, stopped by --budget {rep['budget']:g} s)" if rep.get("budget") else ""
     out = [f"Run of {rep['date']} on `{rep['host']}`, median [IQR] of {rep['repeat']} runs{budget} after a warm-up, "
            f"L2 flush before each GPU launch {rep.get('flush_bytes', 0) >> 20} MiB.", ""]
+    for i, m in enumerate(rep.get("merged_from") or []):
+        out.append(f"* run {i}: {m.get('source') or '?'} of {m.get('date')} (repeat {m.get('repeat')}, "
+                   f"budget {m.get('budget')}, flush {(m.get('flush_bytes') or 0) >> 20} MiB)")
     for k, v in rep.get("devices", {}).items():
         out.append(f"* {k}: {_md_cell(v)}")
     out.append("* versions: " + ", ".join(f"{k} {v}" for k, v in rep["versions"].items()))
@@ -202,7 +253,8 @@ def markdown(rep: dict) -> str:
             out.append("| " + " | ".join(_md_cell(c) for c in (
                 r["variant"], fmt_stat(r.get("kernel_s"), rep["repeat"]),
                 fmt_stat(r.get("e2e_s"), 1 if r.get("timer") == "simulated" else rep["repeat"]), r.get("timer") or "-",
-                f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-", r["status"][:160])) + " |")
+                f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-",
+                r["status"][:160] + (f" (run {r['run']})" if rep.get("merged_from") and "run" in r else ""))) + " |")
         cf = res.get("coarsening") or []
         if any(len(c["points"]) > 1 for c in cf):
             cfs = sorted({p["cf"] for c in cf for p in c["points"]})
@@ -246,14 +298,56 @@ def coarsening_points(rows) -> dict:
     return {k: sorted(v) for k, v in curves.items()}
 
 
+_SIZED = re.compile(r"^(.*)-(\d+)$")
+
+
+def series(rep: dict) -> dict:
+    """``{prefix: {row id: [(size, seconds), ...]}}`` for problems named ``<prefix>-<number>``
+    (``kron-100`` … ``kron-360``) when at least three share a prefix: each timed row's main time
+    against the size."""
+    by_prefix: dict = {}
+    for res in rep["problems"]:
+        m = _SIZED.match(res["name"])
+        if m:
+            by_prefix.setdefault(m.group(1), []).append((int(m.group(2)), res))
+    out: dict = {}
+    for prefix, items in by_prefix.items():
+        if len(items) < 3:
+            continue
+        curves: dict = {}
+        for size, res in sorted(items, key=lambda x: x[0]):
+            for r in res["rows"]:
+                if r.get("median_s"):
+                    curves.setdefault(r["variant"], []).append((size, r["median_s"]))
+        out[prefix] = curves
+    return out
+
+
 def plots(rep: dict, outdir: str) -> list[str]:
-    """Write the PNGs for every problem of ``rep`` into ``outdir``; returns their paths."""
+    """Write the PNGs for every problem of ``rep`` into ``outdir`` (and, for a series of sizes of
+    one problem, the time against the size); returns their paths."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
+    for prefix, curves in series(rep).items():
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for i, (row, pts) in enumerate(sorted(curves.items())):
+            peer = "/peer/" in row
+            ax.plot([x for x, _ in pts], [t * 1e3 for _, t in pts], marker="osD^v<>"[i % 7],
+                    ls=":" if peer else "-", lw=2 if peer else 1.2, label=row)
+        ax.set_yscale("log")
+        ax.set_xlabel("size (the number in the problem's name)")
+        ax.set_ylabel("median time (ms): kernel where recorded")
+        ax.set_title(f"{prefix}-*: time against size (dotted: peers)", fontsize=9)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        p = out / f"scaling_{_safe(prefix)}.png"
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(str(p))
     for res in rep["problems"]:
         timed = [r for r in res["rows"] if r.get("median_s")]
         if not timed:

@@ -494,7 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("specs", help="list the reference specs")
     try:
         from .bench import add_parser as add_bench
+        from .bench import add_report_parser
         add_bench(sub, filters)
+        add_report_parser(sub)
     except ImportError:
         pass
     return ap
@@ -508,6 +510,8 @@ def main(argv=None) -> int:
         return 0
     handler = {"list": cmd_list, "check": cmd_check, "repro": cmd_repro, "specs": cmd_specs,
                "merge": cmd_merge}.get(ns.cmd)
+    if handler is None and ns.cmd == "bench-report":
+        from .bench import cmd_bench_report as handler
     if handler is None:
         from .bench import cmd_bench
 

@@ -340,3 +340,49 @@ def test_release_empties_the_caches_of_the_gpu_libraries_already_imported(monkey
     calls.clear()
     peers.release()              # torch never touched the GPU, CuPy not imported: nothing to do
     assert calls == []
+
+
+def _report(tmp_path, name, backends, argv):
+    _install(monkeypatch := pytest.MonkeyPatch(), *backends)
+    try:
+        js = tmp_path / name
+        assert cli.main(["bench", *argv, "--peers", "none", "--json", str(js)]) == 0
+        return js
+    finally:
+        monkeypatch.undo()
+
+
+def test_bench_report_merges_split_runs_keeping_the_measured_row_and_recomputing_twins(tmp_path):
+    def oom(problem, out, **_):
+        raise MemoryError("out of device memory")
+    a = _report(tmp_path, "a.json", [Backend("mga", variants=lambda: [Variant("matvec", "mga", "mv", oom)])],
+                ["--backend", "mga", "--repeat", "2", "--baseline", "spec"])
+    b = _report(tmp_path, "b.json", [Backend("mga", variants=lambda: [Variant("matvec", "mga", "mv", _matvec_right)]),
+                                     Backend("mgb", variants=lambda: [Variant("matvec", "mgb", "mv", _matvec_right)])],
+                ["--backend", "mg*", "--repeat", "2", "--baseline", "spec"])
+    out, md = tmp_path / "all.json", tmp_path / "all.md"
+    assert cli.main(["bench-report", str(a), str(b), "--json", str(out), "--markdown", str(md),
+                     "--plots", str(tmp_path / "p")]) == 0
+    rep = json.loads(out.read_text())
+    rows = {r["variant"]: r for r in rep["rows"]}
+    assert rows["matvec/mga/mv"]["status"] == "ok" and rows["matvec/mga/mv"]["run"] == 1   # the measured one
+    assert rows["matvec/spec"]["run"] == 0                                                # first run's row kept
+    spec_s = rows["matvec/spec"]["median_s"]
+    assert rows["matvec/mgb/mv"]["speedup"] == pytest.approx(spec_s / KERNEL_S)   # against the merged baseline
+    assert rep["problems"][0]["twins"] == [{"name": "mv", "times": {"mga": KERNEL_S, "mgb": KERNEL_S}, "ratio": 1.0}]
+    assert [m["source"] for m in rep["merged_from"]] == ["a.json", "b.json"]
+    assert "* run 1: b.json" in md.read_text() and "(run 1)" in md.read_text()
+    assert cli.main(["bench-report", str(tmp_path / "missing.json")]) == 2
+    (tmp_path / "bad.json").write_text("{}")
+    assert cli.main(["bench-report", str(tmp_path / "bad.json")]) == 2
+
+
+def test_a_series_of_sizes_gets_a_time_against_size_plot():
+    from refconv import bench_report
+
+    def res(name, t):
+        return {"name": name, "rows": [{"variant": "kron/x/v", "kind": "variant", "median_s": t},
+                                       {"variant": "kron/x/bad", "kind": "variant", "median_s": None}]}
+    rep = {"problems": [res("kron-200", 2.0), res("kron-100", 1.0), res("kron-300", 3.0), res("other", 9.0)]}
+    assert bench_report.series(rep) == {"kron": {"kron/x/v": [(100, 1.0), (200, 2.0), (300, 3.0)]}}
+    assert bench_report.series({"problems": rep["problems"][:2]}) == {}   # fewer than three sizes: no series
