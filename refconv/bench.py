@@ -14,7 +14,9 @@ The method (see docs/performance.md):
   the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around
   the whole ``Variant.run`` (transfers, allocation, launch overhead included), from separate
   plain runs (no events, no flush) when the timed runs flushed.  Each column reports the median
-  and the interquartile range.  A variant that records no interval (a CPU backend) has only the
+  and the interquartile range; ``--budget`` stops a row's timed runs once they have taken that
+  long (at least one).  A backend may attach a caveat to an interval (a stream hold that timed
+  out); the row's status carries it.  A variant that records no interval (a CPU backend) has only the
   end-to-end time, and the ratio and roofline use it.
 * Peers (:mod:`refconv.peers`) are prepared (inputs moved, not timed), warmed up once and timed
   the same way.  ``--baseline`` picks the row the speed-up column divides: a peer name (per op),
@@ -22,6 +24,8 @@ The method (see docs/performance.md):
 * Roofline (:mod:`refconv.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
   of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
+* The JSON and Markdown are rewritten after every problem (a run stopped by a time limit keeps
+  what it finished); ``refconv bench-report`` merges the reports of runs that split the problems.
 * Rows whose device is simulated (the CUDA simulator, Oclgrind) are checked, timed once and
   labelled: their times mean nothing.  A preset or ``--scale paper`` (GPU sizes) skips them,
   saying what it needs.

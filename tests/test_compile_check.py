@@ -130,3 +130,18 @@ def test_pytest_plugin_compile_flag_checks_a_gpu_only_variant_under_the_simulato
                         "--refconv-compile", "-rs"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "1 skipped" in p.stdout and "preflight passed" in p.stdout, p.stdout[-3000:]
+
+
+def test_ptx_census_counts_a_kernels_instructions_by_kind():
+    """scripts/ptx_census.py (docs/performance.md): a variant's kernels compiled to PTX without a
+    GPU, instructions counted by kind."""
+    import subprocess
+    env = {k: v for k, v in os.environ.items() if k not in ("REFCONV_CUDA", "NUMBA_ENABLE_CUDASIM")}
+    p = subprocess.run([sys.executable, str(HERE.parent / "scripts" / "ptx_census.py"), "filter2d/numba_cuda/GM"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    line = next(x for x in p.stdout.splitlines() if x.startswith("filter2d/numba_cuda/GM kernel"))
+    total = int(line.split(": ")[1].split()[0])
+    counts = dict((k.rsplit(" ", 1)[0], int(k.rsplit(" ", 1)[1])) for k in line.split("instructions: ")[1].split(", "))
+    assert sum(counts.values()) == total > 50
+    assert counts["store global"] == 1 and counts["int64 arith"] > 0 and counts["load global"] >= 9  # a 3x3 window

@@ -1,0 +1,84 @@
+"""Count the PTX instructions of numba_cuda kernels by kind, without a GPU: each named variant is
+run on a small problem against the compile check's fake device (its launches are recorded, not
+executed), each launched kernel is compiled to PTX with numba-cuda/NVVM, and the instructions of
+its body are counted: 64-bit integer arithmetic (add/sub/mul/mad/div/rem/shl/shr on s64/u64),
+32-bit integer arithmetic, float arithmetic, conversions, global/shared/constant loads and
+stores, branches.  Static counts of the compiled body (loops counted once).
+
+usage: python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
+"""
+import collections
+import os
+import re
+import sys
+
+os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+import numpy as np  # noqa: E402
+
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+from numba import cuda  # noqa: E402
+
+from refconv.backends.numba_cuda.compile_check._fake_device import install_fakes  # noqa: E402
+
+CC = (9, 0)
+launches = []
+install_fakes(CC, lambda disp, argtypes, lc: launches.append((disp, argtypes)))
+from refconv import registry  # noqa: E402
+from refconv.checking import call_run, scratch_output  # noqa: E402
+from refconv.problem import Problem  # noqa: E402
+
+DEFAULT = {
+    "sobel": "sobel:dtype=uint8,channels=4,h=66,w=70:magnitude=l1,boundary=valid,out_dtype=uint8,cast=saturate,rounding=trunc:image=random.1",
+    "filter2d": "filter2d:dtype=uint8,c=0,h=66,w=70,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4",
+    "matvec": "matvec:dtype=float32,rows=256,cols=256::m=random.1,v=random.2",
+    "conv2d": "conv2d:dtype=float32,n=1,c=8,h=16,w=16,m=8,r=3,s=3,groups=1,bias=0:stride=1,padding=1,dilation=1:x=random.1,w=random.2",
+}
+
+
+def kind(op: str) -> str:
+    parts = op.split(".")
+    name = parts[0]
+    t = parts[-1] if len(parts) > 1 else ""
+    if name in ("ld", "ldu"):
+        return "load " + ("global" if "global" in parts else "shared" if "shared" in parts
+                          else "const" if "const" in parts else "param" if "param" in parts else "other")
+    if name == "st":
+        return "store " + ("global" if "global" in parts else "shared" if "shared" in parts else "other")
+    if name in ("bra", "ret", "exit", "bar", "setp", "selp"):
+        return {"setp": "compare", "selp": "select"}.get(name, "branch/sync")
+    if name == "cvt" or name == "cvta":
+        return "convert"
+    if t in ("s64", "u64", "b64") and name in ("add", "sub", "mul", "mad", "div", "rem", "shl", "shr", "neg", "and", "or", "xor", "min", "max"):
+        return f"int64 {name}" if name in ("div", "rem") else "int64 arith"
+    if t in ("s32", "u32", "b32", "s16", "u16") and name in ("add", "sub", "mul", "mad", "div", "rem", "shl", "shr", "neg", "and", "or", "xor", "min", "max"):
+        return f"int32 {name}" if name in ("div", "rem") else "int32 arith"
+    if t in ("f32", "f64") or name in ("fma", "rcp", "sqrt", "abs"):
+        return "float"
+    if name == "mov":
+        return "move"
+    return "other"
+
+
+for arg in sys.argv[1:]:
+    vid, _, desc = arg.partition("=")
+    v = registry.get(vid)
+    problem = Problem.parse(desc or DEFAULT[v.op])
+    launches.clear()
+    try:
+        call_run(v.run, problem, scratch_output(problem, v.writes, v.output), v.default_params())
+    except Exception:  # the fake device returns garbage: host code after the launches may fail
+        pass
+    seen = set()
+    for disp, argtypes in launches:
+        key = (id(disp), argtypes)
+        if key in seen:
+            continue
+        seen.add(key)
+        ptx, _ = cuda.compile_ptx(disp.py_func, argtypes, cc=CC)
+        body = ptx[ptx.index(".entry"):]
+        ops = [m.group(1) for m in re.finditer(r"^\s+(?:@!?%p\d+\s+)?([a-z][\w.:]*)\s", body, re.M)
+               if not m.group(1).startswith((".reg", ".param", ".loc", ".local", ".shared"))]
+        c = collections.Counter(kind(o) for o in ops)
+        print(f"{vid} kernel {disp.py_func.__name__}: {len(ops)} PTX instructions: "
+              + ", ".join(f"{k} {n}" for k, n in sorted(c.items(), key=lambda x: -x[1])), flush=True)
