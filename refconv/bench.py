@@ -447,10 +447,7 @@ def cmd_bench_report(ns) -> int:
     for res in rep["problems"]:
         bench_report.print_problem(console, res, rep["repeat"] or 0)
         bench_report.print_twins(console, res)
-    if ns.json:
-        bench_report.write_json(ns.json, rep)
-    if ns.markdown:
-        Path(ns.markdown).write_text(bench_report.markdown(rep))
+    _save(ns, rep)
     if ns.plots:
         for path in bench_report.plots(rep, ns.plots):
             console.print(f"plot: {path}")
@@ -472,7 +469,12 @@ def _write(ns, results, notes, bandwidth, variants) -> dict:
     def describe(b):
         return registry.backends()[b].describe()
     where = bench_report.devices({v.backend for v in variants}, describe)
-    report = bench_report.report(results, ns, notes, bandwidth.cache, where)
+    return _save(ns, bench_report.report(results, ns, notes, bandwidth.cache, where))
+
+
+def _save(ns, report: dict) -> dict:
+    """Write ``report`` to ``--json`` and ``--markdown`` where asked; returns it."""
+    from . import bench_report
     if ns.json:
         bench_report.write_json(ns.json, report)
     if ns.markdown:

@@ -153,6 +153,15 @@ def devices(backends, describe_of) -> dict:
     return out
 
 
+def _derive(res: dict) -> dict:
+    """Set a problem's ``twins`` and ``coarsening`` from its rows; returns it."""
+    res["twins"] = twins(res["rows"])
+    res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
+                          "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
+                         for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
+    return res
+
+
 def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None = None) -> dict:
     import numpy
     vers = {"python": platform.python_version(), "numpy": numpy.__version__}
@@ -163,10 +172,7 @@ def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None =
             pass
     rows = [{"problem": res["name"], **r} for res in results for r in res["rows"]]
     for res in results:
-        res["twins"] = twins(res["rows"])
-        res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
-                              "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
-                             for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
+        _derive(res)
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "host": platform.node(), "devices": where or {}, "versions": vers, "repeat": ns.repeat,
             "budget": getattr(ns, "budget", None), "baseline": ns.baseline, "flush_bytes": ns.flush_bytes,
@@ -202,12 +208,7 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
         bt = next((r["median_s"] for r in rows if r["variant"] == res.get("baseline")), None)
         for r in rows:
             r["speedup"] = (bt / r["median_s"]) if (bt and r.get("median_s")) else None
-        results.append({**res, "rows": rows})
-    for res in results:
-        res["twins"] = twins(res["rows"])
-        res["coarsening"] = [{"backend": b, "memory": m, "vec": v,
-                              "points": [{"cf": cf, "seconds": t} for cf, t in pts]}
-                             for (b, m, v), pts in sorted(coarsening_points(res["rows"]).items())]
+        results.append(_derive({**res, "rows": rows}))
     first = reports[0]
     notes = list(dict.fromkeys(n for rep in reports for n in rep.get("notes", [])))
     return {"date": ", ".join(dict.fromkeys(rep.get("date", "?") for rep in reports)),
