@@ -324,6 +324,13 @@ def series(rep: dict) -> dict:
     return out
 
 
+def _save_fig(plt, fig, path: Path) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return str(path)
+
+
 def plots(rep: dict, outdir: str) -> list[str]:
     """Write the PNGs for every problem of ``rep`` into ``outdir`` (and, for a series of sizes of
     one problem, the time against the size); returns their paths."""
@@ -344,11 +351,7 @@ def plots(rep: dict, outdir: str) -> list[str]:
         ax.set_ylabel("median time (ms): kernel where recorded")
         ax.set_title(f"{prefix}-*: time against size (dotted: peers)", fontsize=9)
         ax.legend(fontsize=7, ncol=2)
-        fig.tight_layout()
-        p = out / f"scaling_{_safe(prefix)}.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(str(p))
+        paths.append(_save_fig(plt, fig, out / f"scaling_{_safe(prefix)}.png"))
     for res in rep["problems"]:
         timed = [r for r in res["rows"] if r.get("median_s")]
         if not timed:
@@ -370,11 +373,7 @@ def plots(rep: dict, outdir: str) -> list[str]:
         ax.set_xscale("log")
         ax.set_xlabel("median time (µs): kernel (device events) where recorded, else end-to-end; bars: IQR")
         ax.set_title(f"{res['name']} (blue: variants, orange: peers, gray: spec)", fontsize=9)
-        fig.tight_layout()
-        p = out / f"time_{tag}.png"
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(str(p))
+        paths.append(_save_fig(plt, fig, out / f"time_{tag}.png"))
         roof = [r for r in timed if r.get("roofline_pct")]
         if roof:
             fig, ax = plt.subplots(figsize=(9, max(2.5, 0.32 * len(roof) + 1)))
@@ -385,11 +384,7 @@ def plots(rep: dict, outdir: str) -> list[str]:
             ax.axvline(100, color="k", lw=0.8)
             ax.set_xlabel("% of the memory roofline (minimum bytes / copy bandwidth, over the time)")
             ax.set_title(res["name"], fontsize=9)
-            fig.tight_layout()
-            p = out / f"roofline_{tag}.png"
-            fig.savefig(p, dpi=110)
-            plt.close(fig)
-            paths.append(str(p))
+            paths.append(_save_fig(plt, fig, out / f"roofline_{tag}.png"))
         curves = coarsening_points(res["rows"])
         if any(len(v) > 1 for v in curves.values()):
             fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -404,9 +399,5 @@ def plots(rep: dict, outdir: str) -> list[str]:
             ax.set_ylabel("median time (µs)")
             ax.set_title(f"{res['name']}: coarsening (seed 000, Çizelge 4-5)", fontsize=9)
             ax.legend(fontsize=7, ncol=2)
-            fig.tight_layout()
-            p = out / f"coarsening_{tag}.png"
-            fig.savefig(p, dpi=110)
-            plt.close(fig)
-            paths.append(str(p))
+            paths.append(_save_fig(plt, fig, out / f"coarsening_{tag}.png"))
     return paths
