@@ -432,17 +432,9 @@ def add_report_parser(sub):
 def cmd_bench_report(ns) -> int:
     """``refconv bench-report``: merge bench reports (:func:`bench_report.merge`), print each
     problem's table and write what was asked for."""
-    import json
-
     from . import bench_report
-    reps = []
-    for path in ns.reports:
-        try:
-            reps.append(json.loads(Path(path).read_text()))
-        except FileNotFoundError:
-            raise FileNotFoundError(f"bench report {path!r} not found") from None
-        except json.JSONDecodeError as e:
-            raise ValueError(f"bench report {path!r} is not JSON: {e}") from None
+    from .jsonfile import read_json
+    reps = [read_json(path, "bench report") for path in ns.reports]
     rep = bench_report.merge(reps, [Path(p).name for p in ns.reports])
     for res in rep["problems"]:
         bench_report.print_problem(console, res, rep["repeat"] or 0)

@@ -13,19 +13,13 @@ Rules:
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from .jsonfile import read_json
 
 
 def load_report(path) -> dict:
-    """Read one ``refconv check --json`` report; ``ValueError`` naming the file and what is wrong."""
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"report {str(path)!r} does not exist or is not a file")
-    try:
-        doc = json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"report {str(path)!r}: not JSON ({e})") from None
+    """Read one ``refconv check --json`` report; ``FileNotFoundError`` or ``ValueError`` naming the
+    file and what is wrong."""
+    doc = read_json(path, "report")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise ValueError(f"report {str(path)!r}: not a refconv check report (expected a JSON object with a "
                          f"'results' list, as written by refconv check --json)")

@@ -20,6 +20,7 @@ import numpy as np
 
 from .checking import ExampleResult, acceptance_for, check_example, expected_output_layout, interior_offset
 from .case import Case
+from .jsonfile import read_json
 from .problem import Problem
 from .variant import Variant
 
@@ -62,13 +63,7 @@ REQUIRED = {"variant": str, "case": str, "descriptor": str, "params": dict, "inp
 def load_reproducer(path) -> dict:
     """Read and validate a reproducer file (:func:`validate_reproducer`); ``FileNotFoundError`` or
     ``ValueError`` with one line naming the file and what is wrong."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"reproducer file {str(path)!r} does not exist")
-    try:
-        doc = json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{path}: not a refconv reproducer (invalid JSON: {e})") from None
+    doc = read_json(path, "reproducer file")
     validate_reproducer(doc, str(path))
     return doc
 

@@ -100,3 +100,12 @@ def kill_pids(pids) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def one_ulp_off(acc, index):
+    """The verdict of ``acc`` on its own expected result with the element at ``index`` moved one
+    ulp up: an exact acceptance must reject exactly that element."""
+    import numpy as np
+    got = acc.expected.copy()
+    got[index] = np.nextafter(got[index], np.array(np.inf, got.dtype))
+    return acc.check(got)

@@ -4,12 +4,14 @@ timed; simulated devices are labelled (and skipped for presets); presets skip wh
 variants do not support; JSON and plots are written."""
 import json
 import time
+import types
 
 import numpy as np
 import pytest
 
 from helpers import refconv_cli
 from refconv import Backend, Range, Variant, bench, cli, peers, presets, registry, specs, timing
+from refconv.bench import cmd_bench_report
 from refconv.timing import BenchHooks
 
 KERNEL_S, COPY_S, COPY_BYTES = 0.002, 0.001, 1000
@@ -372,9 +374,14 @@ def test_bench_report_merges_split_runs_keeping_the_measured_row_and_recomputing
     assert rep["problems"][0]["twins"] == [{"name": "mv", "times": {"mga": KERNEL_S, "mgb": KERNEL_S}, "ratio": 1.0}]
     assert [m["source"] for m in rep["merged_from"]] == ["a.json", "b.json"]
     assert "* run 1: b.json" in md.read_text() and "(run 1)" in md.read_text()
-    assert cli.main(["bench-report", str(tmp_path / "missing.json")]) == 2
-    (tmp_path / "bad.json").write_text("{}")
-    assert cli.main(["bench-report", str(tmp_path / "bad.json")]) == 2
+    for content, says in ((None, "does not exist"), ("{not json", "invalid JSON"), ("{}", "no 'problems' list")):
+        bad = tmp_path / "bad.json"
+        bad.unlink(missing_ok=True)
+        if content is not None:
+            bad.write_text(content)
+        with pytest.raises((ValueError, FileNotFoundError), match=says):
+            cmd_bench_report(types.SimpleNamespace(reports=[str(bad)], json=None, markdown=None, plots=None))
+        assert cli.main(["bench-report", str(bad)]) == 2       # a usage error, named
 
 
 def test_a_series_of_sizes_gets_a_time_against_size_plot():

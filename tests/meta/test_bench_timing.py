@@ -233,7 +233,9 @@ def test_a_budget_stops_a_rows_timed_runs_once_spent_but_runs_at_least_one():
         time.sleep(0.02)
         timing.record(lambda: 0.001)
     m = measure(run, 10, budget_s=0.05)
-    assert 3 <= len(calls) < 10 and m["kernel_s"]["n"] == len(calls) == m["e2e_s"]["n"]
+    # each run takes at least 20 ms: the 50 ms are spent after the third at the latest (the
+    # second, when the host is slow)
+    assert 2 <= len(calls) <= 3 and m["kernel_s"]["n"] == len(calls) == m["e2e_s"]["n"]
     calls.clear()
     m = measure(run, 10, budget_s=1e-6)
     assert len(calls) == 1 and m["kernel_s"]["n"] == 1   # one run even when the budget is tiny
