@@ -32,9 +32,6 @@ The method (see docs/performance.md):
 """
 from __future__ import annotations
 
-import fnmatch
-import statistics
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -42,7 +39,9 @@ import numpy as np
 
 from . import ops
 from . import peers as peers_mod
-from . import roofline, timing
+from . import roofline
+from .bench_rows import RowOptions, fits, measure, summary  # noqa: F401  (refconv.bench.measure, ...)
+from .bench_worker import DEFAULT_TIMEOUT, RowTask, Rows, WorkerRows
 from .console import console
 from .problem import Problem
 from .session import Session
@@ -90,24 +89,6 @@ def bench_problem(op: str, scale: str) -> Problem:
     return Problem(op, dict(d), dict(o), dict(f))
 
 
-def fits(variant, problem: Problem) -> str | None:
-    """Why ``problem`` is outside ``variant``'s declared support, or None."""
-    from .variant import Range
-    for k, dom in variant.supports.items():
-        if k.startswith("fill."):
-            continue
-        if k not in problem.dims and k not in problem.options:
-            continue
-        val = problem.dims.get(k, problem.options.get(k))
-        if isinstance(dom, Range):
-            if val not in dom:
-                return f"{k}={val} outside {dom}"
-        elif val not in tuple(dom):
-            return f"{k}={val!r} not in {tuple(dom)}"
-    return None
-
-
-#: host memory for the row blocks of a row-checked op (the checker's spec rows, the variant's
 #: staging, comparison temporaries), whatever the size of the result
 ROW_CHECK_BYTES = 1 << 30
 
@@ -139,218 +120,14 @@ def available_host_bytes() -> int | None:
     return None
 
 
-# ----------------------------------------------------------------------------- statistics
-
-def summary(xs: list[float]) -> dict | None:
-    """Median, quartiles, min, max and count of ``xs`` (None when empty)."""
-    if not xs:
-        return None
-    s = sorted(xs)
-    if len(s) >= 2:
-        q1, _, q3 = statistics.quantiles(s, n=4, method="inclusive")
-    else:
-        q1 = q3 = s[0]
-    return {"median": statistics.median(s), "q1": q1, "q3": q3, "min": s[0], "max": s[-1], "n": len(s)}
-
-
-def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = None) -> dict:
-    """Time ``run()``: ``repeat`` calls each inside a :func:`timing.collect` (``flush_bytes``: the
-    L2 flush before each launch) give the kernel time (sum of the recorded intervals; None when
-    none were recorded); the end-to-end time is the host clock around each call.  When intervals
-    were recorded with a flush, the end-to-end times come from as many further plain calls
-    (no events, no flush: what a user's call costs).  ``budget_s`` (``--budget``): stop starting
-    calls once the timed calls have taken that long in all (at least one call; each summary's
-    ``n`` says how many ran).  Returns both summaries and whether any interval was simulated."""
-    kern, e2e, simulated, caveats = [], [], False, {}
-    spent = 0.0
-    for _ in range(repeat):
-        with timing.collect(flush_bytes) as iv:
-            t0 = time.perf_counter()
-            run()
-            e2e.append(time.perf_counter() - t0)
-        spent += e2e[-1]
-        simulated |= iv.simulated
-        k = iv.total()
-        if k is not None:
-            kern.append(k)
-        for why, n in iv.caveats().items():
-            caveats[why] = caveats.get(why, 0) + n
-        if budget_s is not None and spent >= budget_s:
-            break
-    if kern and flush_bytes and not simulated:
-        runs, e2e = len(e2e), []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            run()
-            e2e.append(time.perf_counter() - t0)
-    out = {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
-    if caveats:  # the backend says some intervals may hold more than the device's work
-        out["caveats"] = caveats
-    return out
-
-
-def _status(m: dict) -> str:
-    """``ok``, or ``ok`` with the backend's caveats about the intervals and how many they concern."""
-    cav = m.get("caveats") or {}
-    return "ok" + "".join(f"; caveat ({n} intervals): {why}" for why, n in cav.items())
-
-
-# ----------------------------------------------------------------------------- the run
-
-def _backend_hooks(name: str):
-    from . import registry
-    b = registry.backends().get(name)
-    return getattr(b, "bench", None)
-
-
-class _Bandwidth:
-    """Copy bandwidth per device, measured once per run (bytes/s, with how it was measured)."""
-
-    def __init__(self, nbytes: int, repeat: int):
-        self.nbytes, self.repeat, self.cache = nbytes, repeat, {}
-        self.device_sources: list = []       # (key, make) of every GPU copy this run can measure
-
-    def device_best(self, key: str, make) -> dict | None:
-        """The hardware limit for a GPU row: the fastest device-to-device copy measured in this
-        run over every GPU source (the backends' and the GPU peers'), so one backend's slower
-        copy path (numba-cuda's ``copy_to_device`` reaches about half of what the OpenCL and torch
-        copies do on an H100) does not inflate its own kernels' roofline.  Falls back to ``key``."""
-        got = [self.get(k, m) for k, m in [(key, make)] + [x for x in self.device_sources if x[0] != key]]
-        ok = [g for g in got if g and g.get("bytes_per_s") and not g.get("simulated")]
-        return max(ok, key=lambda g: g["bytes_per_s"]) if ok else self.get(key, make)
-
-    def get(self, key: str, make) -> dict | None:
-        if key not in self.cache:
-            try:
-                run = make(self.nbytes)
-            except Exception as e:
-                self.cache[key] = {"source": key, "error": f"{type(e).__name__}: {e}"}
-                return self.cache[key]
-            if run is None:
-                self.cache[key] = None
-                return None
-            run()  # warm-up
-            m = measure(run, self.repeat)
-            t = (m["kernel_s"] or m["e2e_s"])["median"]
-            self.cache[key] = {"source": key, "bytes": self.nbytes, "seconds": t, "simulated": m["simulated"],
-                               "bytes_per_s": (2 * self.nbytes / t) if t > 0 else None}
-        return self.cache[key]
-
-
-def _main_seconds(row) -> float | None:
-    """The time the ratio and roofline use: the kernel median, else the end-to-end median."""
-    s = row.get("kernel_s") or row.get("e2e_s")
-    if not s or row.get("simulated") or s["median"] <= 0:
-        return None
-    return s["median"]
-
-
-def _finish_row(row, work, bw, timer=None):
-    """Add the main time, what took it (``timer``: given, else device events when intervals were
-    recorded, host clock otherwise), the roofline percentage and the bandwidth source."""
-    t = row["median_s"] = _main_seconds(row)
-    row["timer"] = "simulated" if row.get("simulated") else timer or (
-        "device events" if row.get("kernel_s") else "host clock")
-    bps = (bw or {}).get("bytes_per_s")
-    row["copy"] = (bw or {}).get("source")
-    ok = t and bps and not bw.get("simulated")
-    row["roofline_pct"] = roofline.percent_of_roofline(work, bps, t) if ok else None
-    return row
-
-
-def _spec_row(problem, ns, work, bandwidth):
-    """The NumPy spec timed with the host clock."""
-    args, kwargs = problem.spec_args()
-    fn = problem.record.spec
-
-    def spec_run():
-        t0 = time.perf_counter()
-        fn(*args, **kwargs)
-        dt = time.perf_counter() - t0
-        timing.record(lambda: dt, "spec")
-    m = measure(spec_run, ns.repeat, budget_s=ns.budget)
-    return _finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
-                        "library": "refconv.specs (NumPy)", **m},
-                       work, bandwidth.get("host", timing.host_copy), "host clock")
-
-
-def _variant_row(v, name, problem, ns, work, bandwidth, skip, only, big, spec):
-    """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not.  ``spec()``
-    gives the problem's acceptance, computed once for all variants."""
-    from .checking import check_example
-    from .variant import run_variant
-    row = {"kind": "variant", "variant": v.id}
-    why = Session.availability(v) or fits(v, problem) or skip
-    if not why and only and not fnmatch.fnmatchcase(v.name, only):
-        why = f"this preset runs only variants named {only!r}"
-    hooks = _backend_hooks(v.backend)
-    sim = hooks.simulated() if (hooks and not why) else None
-    if not why and big and sim:
-        why = f"{sim}; {name} is sized for a GPU"
-    if why:
-        return {**row, "status": f"skipped: {why}", "median_s": None}
-    params = v.default_params()
-    try:
-        # an op checked by row blocks (kron) never needs the whole spec result: check_example
-        # computes the spec's rows itself
-        acc = spec() if problem.record.rows is None else None
-    except (ValueError, TypeError) as e:
-        return {**row, "median_s": None, "status": f"error: the spec rejects this problem: {e}"}
-    kept: dict = {}
-    with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
-        first = check_example(v, problem, params, acc, keep=kept)
-    if first.status != "pass":  # a wrong kernel's time is not a result
-        return {**row, "median_s": None, "status": f"{first.status}: {first.message[:200]}"}
-    # the timed runs write into the checked output buffer again (its layout is the variant's)
-    try:
-        with console.status(f"{name}: timing {v.id}"):
-            # on a simulated device one timed run exercises the timing; more would mean nothing
-            out = kept.get("out")
-            fresh = out if callable(out) else (lambda: out)   # a streamed variant gets a fresh sink per run
-            m = measure(lambda: run_variant(v, problem, fresh(), params), 1 if sim else ns.repeat,
-                        ns.flush_bytes, ns.budget)
-    except Exception as e:
-        return {**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
-    if m["simulated"]:
-        m["kernel_s"] = None  # a simulator's event times are not times
-    bw = None
-    if m["kernel_s"] and hooks and hooks.copy:
-        bw = bandwidth.device_best(f"{v.backend} device copy", hooks.copy)
-    elif not m["kernel_s"]:
-        bw = bandwidth.get("host", timing.host_copy)
-    return _finish_row({**row, "status": _status(m), "params": params, **m}, work, bw)
-
-
-def _peer_row(p, why, name, problem, ns, work, bandwidth, host_have):
-    """Prepare, warm up and time one peer; or say why not."""
-    row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
-    if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
-        why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
-    if why:
-        return {**row, "status": f"skipped: {why}", "median_s": None}
-    run = None
-    try:
-        with console.status(f"{name}: timing peer {p.name}"):
-            run = p.prepare(problem)
-            run()  # warm-up (library plans, autotuning, caches)
-            m = measure(run, ns.repeat, ns.flush_bytes, ns.budget)
-    except Exception as e:
-        return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
-    finally:
-        del run                    # the peer's tensors, then the memory its library keeps cached
-        if p.device == "gpu":
-            peers_mod.release()
-    gpu = p.device == "gpu"
-    bw = (bandwidth.device_best("gpu peers device copy", peers_mod.gpu_copy) if gpu
-          else bandwidth.get("host", timing.host_copy))
-    return _finish_row({**row, "status": _status(m), **m}, work, bw, "device events" if gpu else "host clock")
-
-
-def run_problem(name, problem, variants, ns, bandwidth, only=None, big=False):
+def run_problem(name, problem, variants, ns, rows_of, only=None, big=False):
     """Rows of one problem: the spec (unless the problem is GPU-sized and the spec is not the
-    baseline), each variant, each peer; and the problem's :class:`roofline.Work`."""
+    baseline), each variant, each peer, each computed by ``rows_of`` (a
+    :class:`refconv.bench_worker.WorkerRows` or :class:`~refconv.bench_worker.Rows`); the
+    problem's :class:`roofline.Work`; and the peers listed for it (``(Peer, why)``)."""
     work = roofline.work(problem)
     host_have = available_host_bytes()
+    desc = problem.descriptor()
 
     def too_big(variant=None):
         need = host_bytes_needed(problem, work, variant)
@@ -358,22 +135,25 @@ def run_problem(name, problem, variants, ns, bandwidth, only=None, big=False):
             return (f"checking needs about {need / 1e9:.0f} GB of host memory, "
                     f"{host_have / 1e9:.0f} GB available")
         return None
+
+    def row(task, label):
+        with console.status(f"{name}: {label}"):
+            return rows_of(task)
     rows = []
     if not too_big() and (ns.baseline == "spec" or not big):
-        rows.append(_spec_row(problem, ns, work, bandwidth))
-    cache: dict = {}
+        rows.append(row(RowTask("spec", name, desc), "timing the spec"))
+    for v in variants:
+        rows.append(row(RowTask("variant", name, desc, v.id, too_big(v), only, big),
+                        f"checking {v.id} (also its warm-up run), then timing it"))
+    listed = [(_peer_named(problem.op, n), why)
+              for n, why in row(RowTask("peers", name, desc, peers=ns.peers), "listing the peers")]
+    for p, why in listed:
+        rows.append(row(RowTask("peer", name, desc, p.name, why, host_have=host_have), f"timing peer {p.name}"))
+    return rows, work, listed
 
-    def spec():
-        if "acc" not in cache:
-            from .checking import acceptance_for
-            with console.status(f"{name}: computing the spec's result"), np.errstate(all="ignore"):
-                cache["acc"] = acceptance_for(problem)
-        return cache["acc"]
-    rows += [_variant_row(v, name, problem, ns, work, bandwidth, too_big(v), only, big, spec) for v in variants]
-    cache.clear()
-    rows += [_peer_row(p, why, name, problem, ns, work, bandwidth, host_have)
-             for p, why in peers_mod.for_op(problem.op, ns.peers)]
-    return rows, work
+
+def _peer_named(op: str, name: str):
+    return next(p for p in peers_mod.PEERS if p.op == op and p.name == name)
 
 
 def _baseline_for(op, rows, ns, listed):
@@ -406,6 +186,10 @@ def add_parser(sub, filters):
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                    help="a row's timed runs stop once they have taken this long in all (at least one run; "
                         "the table shows n where fewer than --repeat ran; default: no limit)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                   help=f"each row runs in a worker process and becomes a 'hang' row after this long (default "
+                        f"{DEFAULT_TIMEOUT:g}: a paper-size Kronecker row fits); a crash or error is a row too, "
+                        f"and the run goes on; 0: rows in this process, no limit")
     p.add_argument("--baseline", default="auto",
                    help="row the speed-up divides: auto (a peer per op), spec, a peer name, or a variant id")
     p.add_argument("--peers", default="auto",
@@ -461,7 +245,7 @@ def _write(ns, results, notes, bandwidth, variants) -> dict:
     def describe(b):
         return registry.backends()[b].describe()
     where = bench_report.devices({v.backend for v in variants}, describe)
-    return _save(ns, bench_report.report(results, ns, notes, bandwidth.cache, where))
+    return _save(ns, bench_report.report(results, ns, notes, bandwidth, where))
 
 
 def _save(ns, report: dict) -> dict:
@@ -489,8 +273,11 @@ def cmd_bench(ns, session: Session) -> int:
         raise ValueError(f"--copy-bytes must be >= 1, got {ns.copy_bytes}")
     if ns.flush_bytes < 0:
         raise ValueError(f"--flush-bytes must be >= 0 (0: no flush), got {ns.flush_bytes}")
+    if not ns.timeout >= 0:
+        raise ValueError(f"--timeout must be a number of seconds >= 0 (0: rows in this process, no limit), "
+                         f"got {ns.timeout}")
     chosen = presets.select(ns.preset) if ns.preset else None
-    session.configure()
+    bopts = session.configure()
     variants = session.variants()
     _check_baseline(ns, variants)
     if chosen is not None:
@@ -505,33 +292,33 @@ def cmd_bench(ns, session: Session) -> int:
     else:
         problems = [(f"{op}-{ns.scale}", bench_problem(op, ns.scale), None, ns.scale != "small")
                     for op in sorted({v.op for v in variants})]
-    notes = bench_report.device_notes({v.backend for v in variants}, _backend_hooks)
+    from .bench_rows import backend_hooks
+    notes = bench_report.device_notes({v.backend for v in variants}, backend_hooks)
     for n in notes:
         console.print(f"[yellow]note:[/] {n}")
-    bandwidth = _Bandwidth(ns.copy_bytes, ns.repeat)
-    for b in sorted({v.backend for v in variants}):
-        hooks = _backend_hooks(b)
-        if hooks and hooks.copy and not (hooks.simulated and hooks.simulated()):
-            bandwidth.device_sources.append((f"{b} device copy", hooks.copy))
-    if bandwidth.device_sources and ns.peers != "none":
-        bandwidth.device_sources.append(("gpu peers device copy", peers_mod.gpu_copy))
+    opts = RowOptions(ns.repeat, ns.flush_bytes, ns.budget, ns.copy_bytes)
+    backends = sorted({v.backend for v in variants})
+    rows_of = (Rows(opts, backends, ns.peers) if ns.timeout == 0 else
+               WorkerRows(bopts, opts, ns.timeout, backends, ns.peers))
     results, report = [], None
-    for name, problem, only, big in problems:
-        vs = [v for v in variants if v.op == problem.op]
-        rows, work = run_problem(name, problem, vs, ns, bandwidth, only, big)
-        listed = peers_mod.for_op(problem.op, ns.peers)
-        base = _baseline_for(problem.op, rows, ns, listed)
-        bt = next((r["median_s"] for r in rows if r["variant"] == base), None)
-        for r in rows:
-            r["speedup"] = (bt / r["median_s"]) if (bt and r.get("median_s")) else None
-        results.append({"name": name, "problem": problem.descriptor(), "op": problem.op,
-                        "work": {"bytes": work.bytes, "flops": work.flops, "intensity": work.intensity},
-                        "baseline": base, "rows": rows})
-        bench_report.print_problem(console, results[-1], ns.repeat)
-        bench_report.print_coarsening(console, results[-1])
-        bench_report.print_twins(console, results[-1])
-        # written after every problem: a run stopped part-way (a time limit) keeps what it measured
-        report = _write(ns, results, notes, bandwidth, variants)
+    try:
+        for name, problem, only, big in problems:
+            vs = [v for v in variants if v.op == problem.op]
+            rows, work, listed = run_problem(name, problem, vs, ns, rows_of, only, big)
+            base = _baseline_for(problem.op, rows, ns, listed)
+            bt = next((r["median_s"] for r in rows if r["variant"] == base), None)
+            for r in rows:
+                r["speedup"] = (bt / r["median_s"]) if (bt and r.get("median_s")) else None
+            results.append({"name": name, "problem": problem.descriptor(), "op": problem.op,
+                            "work": {"bytes": work.bytes, "flops": work.flops, "intensity": work.intensity},
+                            "baseline": base, "rows": rows})
+            bench_report.print_problem(console, results[-1], ns.repeat)
+            bench_report.print_coarsening(console, results[-1])
+            bench_report.print_twins(console, results[-1])
+            # written after every problem: a run stopped part-way (a time limit) keeps what it measured
+            report = _write(ns, results, notes, rows_of.measured(), variants)
+    finally:
+        rows_of.close()
     if ns.plots:
         for path in bench_report.plots(report, ns.plots):
             console.print(f"plot: {path}")

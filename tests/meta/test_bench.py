@@ -51,7 +51,7 @@ def test_bench_reports_kernel_time_from_intervals_roofline_from_the_copy_hook_an
     _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right)],
                                   bench=BenchHooks(copy=_copy)))
     out = tmp_path / "b.json"
-    assert cli.main(["bench", "--backend", "benchmeta", "--repeat", "3", "--peers", "none", "--baseline", "spec",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "benchmeta", "--repeat", "3", "--peers", "none", "--baseline", "spec",
                      "--copy-bytes", str(COPY_BYTES), "--json", str(out)]) == 0
     rows = _rows(out)
     r, spec = rows["matvec/benchmeta/right"], rows["matvec/spec"]
@@ -73,7 +73,7 @@ def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
     _install(monkeypatch, Backend("mdmeta", variants=lambda: [Variant("matvec", "mdmeta", "right", _matvec_right)],
                                   bench=BenchHooks(copy=_copy), describe=lambda: "a fake GPU"))
     md = tmp_path / "b.md"
-    assert cli.main(["bench", "--backend", "mdmeta", "--repeat", "2", "--peers", "none", "--baseline", "spec",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "mdmeta", "--repeat", "2", "--peers", "none", "--baseline", "spec",
                      "--copy-bytes", str(COPY_BYTES), "--markdown", str(md)]) == 0
     text = md.read_text()
     assert "* mdmeta: a fake GPU" in text and "### matvec-small" in text
@@ -88,7 +88,7 @@ def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
 
     _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right),
                                                                  Variant("matvec", "benchmeta", "zeros", zeros)]))
-    assert cli.main(["bench", "--backend", "benchmeta", "--repeat", "2", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "benchmeta", "--repeat", "2", "--peers", "none",
                      "--json", str(tmp_path / "b.json")]) == 0
     rows = _rows(tmp_path / "b.json")
     assert rows["matvec/benchmeta/right"]["status"] == "ok" and rows["matvec/benchmeta/right"]["median_s"] > 0
@@ -98,7 +98,7 @@ def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
 
 def test_bench_refuses_a_baseline_it_does_not_know_naming_the_accepted_ones(capsys, monkeypatch):
     _install(monkeypatch, Backend("benchmeta", variants=lambda: [Variant("matvec", "benchmeta", "right", _matvec_right)]))
-    assert cli.main(["bench", "--backend", "benchmeta", "--baseline", "matvec/nope/x"]) == 2
+    assert cli.main(["bench", "--timeout", "0", "--backend", "benchmeta", "--baseline", "matvec/nope/x"]) == 2
     out = capsys.readouterr().err          # a usage error: stderr, exit 2
     assert "--baseline 'matvec/nope/x' is not accepted" in out and "'spec'" in out and "numpy_matvec" in out
 
@@ -115,7 +115,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
     capped = Backend("capmeta", variants=lambda: [Variant("matvec", "capmeta", "k", _matvec_right,
                                                           supports={"rows": Range(1, 300), "cols": Range(1, 300)})])
     _install(monkeypatch, sim, capped)
-    assert cli.main(["bench", "--backend", "*meta", "--repeat", "2", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "*meta", "--repeat", "2", "--peers", "none",
                      "--json", str(tmp_path / "s.json")]) == 0
     rep = json.loads((tmp_path / "s.json").read_text())
     r = {x["variant"]: x for x in rep["rows"]}["matvec/simmeta/k"]
@@ -124,7 +124,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
     assert r["e2e_s"]["n"] == 1  # a simulated row is timed once: more runs would mean nothing
     assert any("simmeta runs on a simulator here" in n for n in rep["notes"])
     assert any("kernel times need a GPU" in n for n in rep["notes"])
-    assert cli.main(["bench", "--backend", "*meta", "--preset", "matvec-4096", "--repeat", "1", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "*meta", "--preset", "matvec-4096", "--repeat", "1", "--peers", "none",
                      "--json", str(tmp_path / "p.json")]) == 0
     rows = _rows(tmp_path / "p.json")
     assert rows["matvec/simmeta/k"]["status"] == ("skipped: simmeta runs on a simulator here; "
@@ -138,13 +138,13 @@ def test_a_preset_runs_only_the_variants_it_names_and_skips_what_the_host_cannot
     tiny = presets.Preset("kron-tiny", "kron", {"dtype": "float64", "m": 3, "n": 3, "p": 3, "q": 3}, {},
                           {"a": "random.1", "b": "random.2"}, "test", only="streamed")
     monkeypatch.setitem(presets.PRESETS, "kron-tiny", tiny)
-    assert cli.main(["bench", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "2", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "2", "--peers", "none",
                      "--json", str(tmp_path / "k.json")]) == 0
     rows = _rows(tmp_path / "k.json")
     assert rows["kron/kmeta/streamed"]["status"] == "ok" and rows["kron/kmeta/streamed"]["timer"] == "host clock"
     assert rows["kron/kmeta/other"]["status"] == "skipped: this preset runs only variants named 'streamed'"
     monkeypatch.setattr(bench, "available_host_bytes", lambda: 1000)
-    assert cli.main(["bench", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "1", "--peers", "all",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "1", "--peers", "all",
                      "--json", str(tmp_path / "m.json")]) == 0
     need = 8 * (9 + 9 + 81) + bench.ROW_CHECK_BYTES   # kron is checked by rows: its output, inputs, blocks
     rows = _rows(tmp_path / "m.json")
@@ -165,7 +165,7 @@ def test_plots_draw_time_roofline_and_the_coarsening_curve_of_seed_000_names(tmp
     names = ("GM", "GM_CF2", "GM_CF4", "SM_CF2_Vec", "SM_CF4_Vec")
     _install(monkeypatch, Backend("cfmeta", variants=lambda: [Variant("filter2d", "cfmeta", n, f2d) for n in names],
                                   bench=BenchHooks(copy=_copy)))
-    assert cli.main(["bench", "--backend", "cfmeta", "--repeat", "2", "--peers", "none", "--copy-bytes", "1000",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "cfmeta", "--repeat", "2", "--peers", "none", "--copy-bytes", "1000",
                      "--plots", str(tmp_path / "plots"), "--json", str(tmp_path / "c.json")]) == 0
     cf = json.loads((tmp_path / "c.json").read_text())["problems"][0]["coarsening"]
     assert [(c["memory"], c["vec"], [p["cf"] for p in c["points"]]) for c in cf] == [("GM", False, [1, 2, 4]),
@@ -177,7 +177,7 @@ def test_plots_draw_time_roofline_and_the_coarsening_curve_of_seed_000_names(tmp
 
 
 def test_list_presets_names_every_preset(capsys):
-    assert cli.main(["bench", "--list-presets"]) == 0
+    assert cli.main(["bench", "--timeout", "0", "--list-presets"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in presets.PRESETS)
 
@@ -199,7 +199,7 @@ def test_bench_command_runs_cpu_variants_and_cpu_peers_end_to_end(tmp_path):
 def test_a_baseline_peer_of_another_op_leaves_each_other_op_its_default(tmp_path, monkeypatch):
     _install(monkeypatch, Backend("bmeta", variants=lambda: [Variant("matvec", "bmeta", "right", _matvec_right),
                                                              Variant("kron", "bmeta", "k", _kron_array)]))
-    assert cli.main(["bench", "--backend", "bmeta", "--repeat", "2", "--baseline", "numpy_kron", "--peers", "all",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "bmeta", "--repeat", "2", "--baseline", "numpy_kron", "--peers", "all",
                      "--json", str(tmp_path / "b.json")]) == 0
     got = {p["op"]: p["baseline"] for p in json.loads((tmp_path / "b.json").read_text())["problems"]}
     default = peers.default_baseline("matvec", peers.for_op("matvec", "all"))  # numpy_matvec without a GPU
@@ -213,7 +213,7 @@ def test_the_spec_result_is_computed_once_per_problem_for_all_variants(tmp_path,
     monkeypatch.setattr(checking, "acceptance_for", lambda p: calls.append(p.descriptor()) or real(p))
     _install(monkeypatch, Backend("onemeta", variants=lambda: [Variant("matvec", "onemeta", f"v{i}", _matvec_right)
                                                                for i in range(3)]))
-    assert cli.main(["bench", "--backend", "onemeta", "--repeat", "1", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "onemeta", "--repeat", "1", "--peers", "none",
                      "--json", str(tmp_path / "o.json")]) == 0
     assert all(r["status"] == "ok" for r in _rows(tmp_path / "o.json").values())
     assert len(calls) == 1
@@ -242,7 +242,7 @@ def test_a_row_checked_op_is_benched_without_the_whole_spec_result(tmp_path, mon
     monkeypatch.setattr(checking, "acceptance_for", whole_result)
     _kron_tiny(monkeypatch, [Variant("kron", "kbig", "array", _kron_array),
                              Variant("kron", "kbig", "rows", _kron_rows, output="rows")])
-    assert cli.main(["bench", "--backend", "kbig", "--preset", "kron-rows", "--repeat", "1", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "kbig", "--preset", "kron-rows", "--repeat", "1", "--peers", "none",
                      "--json", str(tmp_path / "k.json")]) == 0
     rows = _rows(tmp_path / "k.json")
     assert rows["kron/kbig/array"]["status"] == "ok" and rows["kron/kbig/rows"]["status"] == "ok"
@@ -254,7 +254,7 @@ def test_a_streaming_variant_needs_no_host_memory_for_the_result_it_streams(tmp_
     out_bytes, in_bytes = 8 * 6 * 6, 8 * (6 + 6)
     have = bench.ROW_CHECK_BYTES + in_bytes + out_bytes // 2   # room for the blocks, not for the result
     monkeypatch.setattr(bench, "available_host_bytes", lambda: have)
-    assert cli.main(["bench", "--backend", "kbig", "--preset", "kron-rows", "--repeat", "1", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "kbig", "--preset", "kron-rows", "--repeat", "1", "--peers", "none",
                      "--json", str(tmp_path / "k.json")]) == 0
     rows = _rows(tmp_path / "k.json")
     assert rows["kron/kbig/rows"]["status"] == "ok"
@@ -269,7 +269,7 @@ def test_the_report_is_written_after_each_problem_so_a_stopped_run_keeps_what_it
         return _matvec_right(problem, out, **kw)
     _install(monkeypatch, Backend("incmeta", variants=lambda: [Variant("kron", "incmeta", "k", _kron_array),
                                                                Variant("matvec", "incmeta", "m", matvec_looks)]))
-    assert cli.main(["bench", "--backend", "incmeta", "--repeat", "1", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "incmeta", "--repeat", "1", "--peers", "none",
                      "--json", str(js), "--markdown", str(md)]) == 0
     assert seen and all(name == "kron-small" for name, _ in seen)
     assert "### kron-small" in seen[0][1] and "### matvec-small" not in seen[0][1]
@@ -282,12 +282,12 @@ def test_a_budget_shows_how_many_runs_each_row_got(tmp_path, monkeypatch):
         return _matvec_right(problem, out, **kw)
     _install(monkeypatch, Backend("budgetmeta", variants=lambda: [Variant("matvec", "budgetmeta", "slow", slow)]))
     md, js = tmp_path / "b.md", tmp_path / "b.json"
-    assert cli.main(["bench", "--backend", "budgetmeta", "--repeat", "50", "--budget", "0.1", "--peers", "none",
+    assert cli.main(["bench", "--timeout", "0", "--backend", "budgetmeta", "--repeat", "50", "--budget", "0.1", "--peers", "none",
                      "--json", str(js), "--markdown", str(md)]) == 0
     r = _rows(js)["matvec/budgetmeta/slow"]
     assert 1 <= r["kernel_s"]["n"] < 50 and json.loads(js.read_text())["budget"] == 0.1
     assert f"(n={r['kernel_s']['n']})" in md.read_text() and "--budget 0.1 s" in md.read_text()
-    assert cli.main(["bench", "--backend", "budgetmeta", "--budget", "0"]) == 2   # a usage error
+    assert cli.main(["bench", "--timeout", "0", "--backend", "budgetmeta", "--budget", "0"]) == 2   # a usage error
 
 
 def test_a_rows_status_carries_the_backends_caveat_about_its_intervals(tmp_path, monkeypatch):
@@ -297,7 +297,7 @@ def test_a_rows_status_carries_the_backends_caveat_about_its_intervals(tmp_path,
         return out
     _install(monkeypatch, Backend("caveatmeta", variants=lambda: [Variant("matvec", "caveatmeta", "held", held)]))
     js = tmp_path / "b.json"
-    assert cli.main(["bench", "--backend", "caveatmeta", "--repeat", "2", "--peers", "none", "--json", str(js)]) == 0
+    assert cli.main(["bench", "--timeout", "0", "--backend", "caveatmeta", "--repeat", "2", "--peers", "none", "--json", str(js)]) == 0
     r = _rows(js)["matvec/caveatmeta/held"]
     assert r["status"] == "ok; caveat (2 intervals): the stream hold timed out"
     assert r["caveats"] == {"the stream hold timed out": 2} and r["kernel_s"]["median"] == KERNEL_S
@@ -319,7 +319,7 @@ def test_gpu_peers_hand_their_cached_memory_back_after_timing(tmp_path, monkeypa
     monkeypatch.setattr(peers, "release", lambda: released.append([r() is not None for r in buffers]))
     _install(monkeypatch, Backend("relmeta", variants=lambda: [Variant("matvec", "relmeta", "right", _matvec_right)]))
     js = tmp_path / "b.json"
-    assert cli.main(["bench", "--backend", "relmeta", "--repeat", "2", "--peers", "fake_gpu_mv", "--json", str(js)]) == 0
+    assert cli.main(["bench", "--timeout", "0", "--backend", "relmeta", "--repeat", "2", "--peers", "fake_gpu_mv", "--json", str(js)]) == 0
     assert _rows(js)["matvec/peer/fake_gpu_mv"]["status"] == "ok"
     assert released == [[False]]   # released once, after the peer's own buffers were dropped
 
@@ -348,7 +348,7 @@ def _report(tmp_path, name, backends, argv):
     _install(monkeypatch := pytest.MonkeyPatch(), *backends)
     try:
         js = tmp_path / name
-        assert cli.main(["bench", *argv, "--peers", "none", "--json", str(js)]) == 0
+        assert cli.main(["bench", "--timeout", "0", *argv, "--peers", "none", "--json", str(js)]) == 0
         return js
     finally:
         monkeypatch.undo()

@@ -1,0 +1,260 @@
+"""One row of ``refconv bench``: the spec, a variant or a peer on one problem, checked (variants)
+and timed; and the statistics and copy bandwidth the rows share.
+
+The functions here compute a row in whatever process calls them: in the bench's worker process
+(:mod:`refconv.bench_worker`, the default: a hang or crash costs only that row) or in the bench's
+own process (``--timeout 0``).  They take a :class:`RowOptions`, never the command line.
+"""
+from __future__ import annotations
+
+import fnmatch
+import statistics
+import time
+from dataclasses import dataclass
+
+from . import peers as peers_mod
+from . import roofline, timing
+from .console import console
+from .problem import Problem
+from .session import Session
+
+
+@dataclass(frozen=True)
+class RowOptions:
+    """What every row's timing needs: ``repeat`` timed runs (``--repeat``), the L2 flush before each
+    GPU launch (``--flush-bytes``), the per-row time budget (``--budget``, None: none) and the size
+    of the bandwidth copy (``--copy-bytes``)."""
+
+    repeat: int = 30
+    flush_bytes: int = 0
+    budget: float | None = None
+    copy_bytes: int = 256 << 20
+
+
+def fits(variant, problem: Problem) -> str | None:
+    """Why ``problem`` is outside ``variant``'s declared support, or None."""
+    from .variant import Range
+    for k, dom in variant.supports.items():
+        if k.startswith("fill."):
+            continue
+        if k not in problem.dims and k not in problem.options:
+            continue
+        val = problem.dims.get(k, problem.options.get(k))
+        if isinstance(dom, Range):
+            if val not in dom:
+                return f"{k}={val} outside {dom}"
+        elif val not in tuple(dom):
+            return f"{k}={val!r} not in {tuple(dom)}"
+    return None
+
+
+#: host memory for the row blocks of a row-checked op (the checker's spec rows, the variant's
+
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def summary(xs: list[float]) -> dict | None:
+    """Median, quartiles, min, max and count of ``xs`` (None when empty)."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    if len(s) >= 2:
+        q1, _, q3 = statistics.quantiles(s, n=4, method="inclusive")
+    else:
+        q1 = q3 = s[0]
+    return {"median": statistics.median(s), "q1": q1, "q3": q3, "min": s[0], "max": s[-1], "n": len(s)}
+
+
+def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = None) -> dict:
+    """Time ``run()``: ``repeat`` calls each inside a :func:`timing.collect` (``flush_bytes``: the
+    L2 flush before each launch) give the kernel time (sum of the recorded intervals; None when
+    none were recorded); the end-to-end time is the host clock around each call.  When intervals
+    were recorded with a flush, the end-to-end times come from as many further plain calls
+    (no events, no flush: what a user's call costs).  ``budget_s`` (``--budget``): stop starting
+    calls once the timed calls have taken that long in all (at least one call; each summary's
+    ``n`` says how many ran).  Returns both summaries and whether any interval was simulated."""
+    kern, e2e, simulated, caveats = [], [], False, {}
+    spent = 0.0
+    for _ in range(repeat):
+        with timing.collect(flush_bytes) as iv:
+            t0 = time.perf_counter()
+            run()
+            e2e.append(time.perf_counter() - t0)
+        spent += e2e[-1]
+        simulated |= iv.simulated
+        k = iv.total()
+        if k is not None:
+            kern.append(k)
+        for why, n in iv.caveats().items():
+            caveats[why] = caveats.get(why, 0) + n
+        if budget_s is not None and spent >= budget_s:
+            break
+    if kern and flush_bytes and not simulated:
+        runs, e2e = len(e2e), []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            run()
+            e2e.append(time.perf_counter() - t0)
+    out = {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
+    if caveats:  # the backend says some intervals may hold more than the device's work
+        out["caveats"] = caveats
+    return out
+
+
+def _status(m: dict) -> str:
+    """``ok``, or ``ok`` with the backend's caveats about the intervals and how many they concern."""
+    cav = m.get("caveats") or {}
+    return "ok" + "".join(f"; caveat ({n} intervals): {why}" for why, n in cav.items())
+
+
+# ----------------------------------------------------------------------------- the run
+
+def backend_hooks(name: str):
+    from . import registry
+    b = registry.backends().get(name)
+    return getattr(b, "bench", None)
+
+
+class Bandwidth:
+    """Copy bandwidth per device, measured once per run (bytes/s, with how it was measured)."""
+
+    def __init__(self, nbytes: int, repeat: int):
+        self.nbytes, self.repeat, self.cache = nbytes, repeat, {}
+        self.device_sources: list = []       # (key, make) of every GPU copy this run can measure
+
+    def device_best(self, key: str, make) -> dict | None:
+        """The hardware limit for a GPU row: the fastest device-to-device copy measured in this
+        run over every GPU source (the backends' and the GPU peers'), so one backend's slower
+        copy path (numba-cuda's ``copy_to_device`` reaches about half of what the OpenCL and torch
+        copies do on an H100) does not inflate its own kernels' roofline.  Falls back to ``key``."""
+        got = [self.get(k, m) for k, m in [(key, make)] + [x for x in self.device_sources if x[0] != key]]
+        ok = [g for g in got if g and g.get("bytes_per_s") and not g.get("simulated")]
+        return max(ok, key=lambda g: g["bytes_per_s"]) if ok else self.get(key, make)
+
+    def get(self, key: str, make) -> dict | None:
+        if key not in self.cache:
+            try:
+                run = make(self.nbytes)
+            except Exception as e:
+                self.cache[key] = {"source": key, "error": f"{type(e).__name__}: {e}"}
+                return self.cache[key]
+            if run is None:
+                self.cache[key] = None
+                return None
+            run()  # warm-up
+            m = measure(run, self.repeat)
+            t = (m["kernel_s"] or m["e2e_s"])["median"]
+            self.cache[key] = {"source": key, "bytes": self.nbytes, "seconds": t, "simulated": m["simulated"],
+                               "bytes_per_s": (2 * self.nbytes / t) if t > 0 else None}
+        return self.cache[key]
+
+
+def _main_seconds(row) -> float | None:
+    """The time the ratio and roofline use: the kernel median, else the end-to-end median."""
+    s = row.get("kernel_s") or row.get("e2e_s")
+    if not s or row.get("simulated") or s["median"] <= 0:
+        return None
+    return s["median"]
+
+
+def _finish_row(row, work, bw, timer=None):
+    """Add the main time, what took it (``timer``: given, else device events when intervals were
+    recorded, host clock otherwise), the roofline percentage and the bandwidth source."""
+    t = row["median_s"] = _main_seconds(row)
+    row["timer"] = "simulated" if row.get("simulated") else timer or (
+        "device events" if row.get("kernel_s") else "host clock")
+    bps = (bw or {}).get("bytes_per_s")
+    row["copy"] = (bw or {}).get("source")
+    ok = t and bps and not bw.get("simulated")
+    row["roofline_pct"] = roofline.percent_of_roofline(work, bps, t) if ok else None
+    return row
+
+
+def spec_row(problem, opts: RowOptions, work, bandwidth):
+    """The NumPy spec timed with the host clock."""
+    args, kwargs = problem.spec_args()
+    fn = problem.record.spec
+
+    def spec_run():
+        t0 = time.perf_counter()
+        fn(*args, **kwargs)
+        dt = time.perf_counter() - t0
+        timing.record(lambda: dt, "spec")
+    m = measure(spec_run, opts.repeat, budget_s=opts.budget)
+    return _finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
+                        "library": "refconv.specs (NumPy)", **m},
+                       work, bandwidth.get("host", timing.host_copy), "host clock")
+
+
+def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only, big, spec):
+    """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not.  ``spec()``
+    gives the problem's acceptance, computed once for all variants."""
+    from .checking import check_example
+    from .variant import run_variant
+    row = {"kind": "variant", "variant": v.id}
+    why = Session.availability(v) or fits(v, problem) or skip
+    if not why and only and not fnmatch.fnmatchcase(v.name, only):
+        why = f"this preset runs only variants named {only!r}"
+    hooks = backend_hooks(v.backend)
+    sim = hooks.simulated() if (hooks and not why) else None
+    if not why and big and sim:
+        why = f"{sim}; {name} is sized for a GPU"
+    if why:
+        return {**row, "status": f"skipped: {why}", "median_s": None}
+    params = v.default_params()
+    try:
+        # an op checked by row blocks (kron) never needs the whole spec result: check_example
+        # computes the spec's rows itself
+        acc = spec() if problem.record.rows is None else None
+    except (ValueError, TypeError) as e:
+        return {**row, "median_s": None, "status": f"error: the spec rejects this problem: {e}"}
+    kept: dict = {}
+    with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
+        first = check_example(v, problem, params, acc, keep=kept)
+    if first.status != "pass":  # a wrong kernel's time is not a result
+        return {**row, "median_s": None, "status": f"{first.status}: {first.message[:200]}"}
+    # the timed runs write into the checked output buffer again (its layout is the variant's)
+    try:
+        with console.status(f"{name}: timing {v.id}"):
+            # on a simulated device one timed run exercises the timing; more would mean nothing
+            out = kept.get("out")
+            fresh = out if callable(out) else (lambda: out)   # a streamed variant gets a fresh sink per run
+            m = measure(lambda: run_variant(v, problem, fresh(), params), 1 if sim else opts.repeat,
+                        opts.flush_bytes, opts.budget)
+    except Exception as e:
+        return {**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
+    if m["simulated"]:
+        m["kernel_s"] = None  # a simulator's event times are not times
+    bw = None
+    if m["kernel_s"] and hooks and hooks.copy:
+        bw = bandwidth.device_best(f"{v.backend} device copy", hooks.copy)
+    elif not m["kernel_s"]:
+        bw = bandwidth.get("host", timing.host_copy)
+    return _finish_row({**row, "status": _status(m), "params": params, **m}, work, bw)
+
+
+def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have):
+    """Prepare, warm up and time one peer; or say why not."""
+    row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
+    if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
+        why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
+    if why:
+        return {**row, "status": f"skipped: {why}", "median_s": None}
+    run = None
+    try:
+        with console.status(f"{name}: timing peer {p.name}"):
+            run = p.prepare(problem)
+            run()  # warm-up (library plans, autotuning, caches)
+            m = measure(run, opts.repeat, opts.flush_bytes, opts.budget)
+    except Exception as e:
+        return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
+    finally:
+        del run                    # the peer's tensors, then the memory its library keeps cached
+        if p.device == "gpu":
+            peers_mod.release()
+    gpu = p.device == "gpu"
+    bw = (bandwidth.device_best("gpu peers device copy", peers_mod.gpu_copy) if gpu
+          else bandwidth.get("host", timing.host_copy))
+    return _finish_row({**row, "status": _status(m), **m}, work, bw, "device events" if gpu else "host clock")
+

@@ -1,0 +1,224 @@
+"""Where ``refconv bench`` computes its rows: in a worker process, one row at a time, each under a
+time limit, so that a kernel that hangs, kills its process or raises costs only its own row.
+
+* **A row is a task** (:class:`RowTask`): the spec, one variant, or one peer on one problem (sent
+  as its one-line descriptor), or the listing of an op's peers.  :class:`Rows` computes tasks in
+  the process that holds it, keeping what the rows of a run share: the copy bandwidths measured
+  so far and the current problem's acceptance (the spec's result, computed once for all its
+  variants).
+* **The worker** (:class:`WorkerRows`, the default): a spawned process (its own process group, the
+  parent's backend options, as the check's workers: :mod:`refconv.procs`) holding a :class:`Rows`.
+  A row that runs past ``timeout`` seconds is a ``hang: ...`` row and the worker is killed with
+  everything it started; a worker that dies is a ``crash: worker died (...)`` row; either way the
+  next row gets a fresh worker (which measures the copy bandwidth again when it needs it).  A
+  variant that raises is an ``error: ...`` row, as before.
+* ``--timeout 0`` computes the rows in the bench's own process (:class:`Rows` directly): no limit,
+  and backends registered in-process (tests) are seen.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass
+
+from . import peers as peers_mod
+from . import roofline
+from .bench_rows import Bandwidth, RowOptions, backend_hooks, peer_row, spec_row, variant_row
+from .problem import Problem
+from .procs import IDLE_LIMIT, crash_reason, exit_like, kill_worker, start_own_group, start_worker, worker_env
+
+#: seconds one row may take by default: a paper-size Kronecker row (kron-360 streamed: checking 134
+#: GB of result by row blocks on the host, then timing) fits
+DEFAULT_TIMEOUT = 1200.0
+
+
+@dataclass(frozen=True)
+class RowTask:
+    """One row to compute.  ``kind``: ``spec``, ``variant`` (``target`` = variant id), ``peer``
+    (``target`` = peer name, ``skip`` = why it cannot run, from the listing) or ``peers`` (list the
+    peers of the problem's op that ``--peers`` selects).  ``name``: the problem's name; ``problem``:
+    its descriptor; ``skip``: a reason the row is skipped (host memory); ``only``/``big``: the
+    preset's name filter and whether it is GPU-sized; ``host_have``: available host bytes."""
+
+    kind: str
+    name: str
+    problem: str
+    target: str = ""
+    skip: str | None = None
+    only: str | None = None
+    big: bool = False
+    host_have: int | None = None
+    peers: str = "auto"
+
+    def row_id(self) -> dict:
+        """The identifying fields of this task's row (what a hang or crash row carries)."""
+        op = Problem.parse(self.problem).op
+        if self.kind == "variant":
+            return {"kind": "variant", "variant": self.target}
+        if self.kind == "peer":
+            lib = next((p.library for p in peers_mod.PEERS if p.op == op and p.name == self.target), "")
+            return {"kind": "peer", "variant": f"{op}/peer/{self.target}", "peer": self.target, "library": lib}
+        return {"kind": self.kind, "variant": f"{op}/{self.kind}"}
+
+
+def _peer(op: str, name: str):
+    for p in peers_mod.PEERS:
+        if p.op == op and p.name == name:
+            return p
+    raise ValueError(f"no peer {name!r} for {op}; peers of {op}: "
+                     f"{', '.join(p.name for p in peers_mod.PEERS if p.op == op)}")
+
+
+class Rows:
+    """Computes :class:`RowTask` s in this process (see the module docstring)."""
+
+    def __init__(self, opts: RowOptions, backends: list[str] = (), peers: str = "auto"):
+        self.opts = opts
+        self.bandwidth = Bandwidth(opts.copy_bytes, opts.repeat)
+        for b in sorted(backends):
+            hooks = backend_hooks(b)
+            if hooks and hooks.copy and not (hooks.simulated and hooks.simulated()):
+                self.bandwidth.device_sources.append((f"{b} device copy", hooks.copy))
+        if self.bandwidth.device_sources and peers != "none":
+            self.bandwidth.device_sources.append(("gpu peers device copy", peers_mod.gpu_copy))
+        self._acc: tuple = (None, None)        # (descriptor, the problem's Acceptance)
+
+    def _spec_of(self, problem: Problem):
+        def spec():
+            key = problem.descriptor()
+            if self._acc[0] != key:
+                import numpy as np
+                from .checking import acceptance_for
+                self._acc = (None, None)         # the previous problem's result goes first
+                with np.errstate(all="ignore"):
+                    self._acc = (key, acceptance_for(problem))
+            return self._acc[1]
+        return spec
+
+    def __call__(self, task: RowTask):
+        """The row of ``task`` (a dict), or for ``peers`` a list of ``(name, why)``."""
+        problem = Problem.parse(task.problem)
+        if task.kind == "peers":
+            return [(p.name, why) for p, why in peers_mod.for_op(problem.op, task.peers)]
+        work = roofline.work(problem)
+        if task.kind == "spec":
+            return spec_row(problem, self.opts, work, self.bandwidth)
+        if task.kind == "variant":
+            from . import registry
+            return variant_row(registry.get(task.target), task.name, problem, self.opts, work, self.bandwidth,
+                               task.skip, task.only, task.big, self._spec_of(problem))
+        if task.kind == "peer":
+            return peer_row(_peer(problem.op, task.target), task.skip, task.name, problem, self.opts, work,
+                            self.bandwidth, task.host_have)
+        raise ValueError(f"row kind {task.kind!r} not accepted; accepted: spec, variant, peer, peers")
+
+    def measured(self) -> dict:
+        """The copy bandwidths measured so far (key -> measurement), for the report."""
+        return self.bandwidth.cache
+
+    def close(self) -> None:
+        self._acc = (None, None)
+
+
+def _serve(conn, backend_options: dict, env: dict, opts: RowOptions, backends: list, peers: str) -> None:
+    """The worker: configure the backends as the parent did, then compute tasks until ``None``."""
+    start_own_group()
+    os.environ.update(env)
+    from .console import console
+    from .session import configure_backends
+    configure_backends(backend_options)
+    console.quiet = True                      # the parent shows what runs
+    rows = Rows(opts, backends, peers)
+    conn.send(("ready",))
+    while True:
+        task = conn.recv()
+        if task is None:
+            return
+        try:
+            out = rows(task)
+        except Exception as e:  # refconv's own code or a broken declaration: this row's error
+            out = {**task.row_id(), "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
+        except (KeyboardInterrupt, SystemExit) as e:  # raised by a kernel: a crash of this worker
+            exit_like(e, conn)
+        conn.send(("row", out, rows.bandwidth.cache))
+
+
+class WorkerRows:
+    """Computes :class:`RowTask` s in a worker process under a per-row time limit (module docstring)."""
+
+    def __init__(self, backend_options: dict, opts: RowOptions, timeout: float, backends: list[str] = (),
+                 peers: str = "auto"):
+        self.args = (backend_options, worker_env(), opts, sorted(backends), peers)
+        self.timeout = float(timeout)
+        self.proc = self.conn = None
+        self._bandwidth: dict = {}
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child, *self.args), daemon=True)
+        start_worker(self.proc)
+        child.close()
+
+    def _recv(self, limit: float):
+        """The worker's next message, ``"timeout"`` after ``limit`` seconds, or ``"dead"``."""
+        t0 = time.monotonic()
+        while True:
+            try:
+                if self.conn.poll(0.05):
+                    return self.conn.recv()
+            except (EOFError, OSError):
+                return "dead"
+            if not self.proc.is_alive() and not self.conn.poll():
+                return "dead"
+            if time.monotonic() - t0 > limit:
+                return "timeout"
+
+    def _failed(self, task: RowTask, status: str) -> dict:
+        self.kill()
+        return {**task.row_id(), "median_s": None, "status": status}
+
+    def __call__(self, task: RowTask):
+        if self.proc is None:
+            self._start()
+            msg = self._recv(max(self.timeout, IDLE_LIMIT))
+            if msg != ("ready",):
+                why = ("the worker did not start within " f"{max(self.timeout, IDLE_LIMIT):g}s"
+                       if msg == "timeout" else crash_reason(self.proc.exitcode))
+                return self._failed(task, f"error: {why}") if task.kind != "peers" else []
+        self.conn.send(task)
+        note = None
+        while True:
+            msg = self._recv(self.timeout)
+            if isinstance(msg, tuple) and msg[0] == "crash":     # what the kernel raised, then it exits
+                note = msg[1]
+                continue
+            break
+        if msg == "timeout":
+            out = self._failed(task, f"hang: the row ran longer than {self.timeout:g}s (--timeout; killed)")
+        elif msg == "dead":
+            self.proc.join(5)
+            out = self._failed(task, crash_reason(self.proc.exitcode, note))
+        else:
+            _, out, bw = msg
+            self._bandwidth.update({k: v for k, v in bw.items() if v is not None or k not in self._bandwidth})
+            return out
+        return [] if task.kind == "peers" else out
+
+    def measured(self) -> dict:
+        """Every copy bandwidth a worker of this run measured (key -> measurement), for the report."""
+        return self._bandwidth
+
+    def kill(self) -> None:
+        kill_worker(self.proc)
+        self.proc = self.conn = None
+
+    def close(self) -> None:
+        if self.proc is not None:
+            try:
+                self.conn.send(None)
+                self.proc.join(5)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self.kill()
