@@ -235,7 +235,9 @@ def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only,
 
 
 def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have):
-    """Prepare, warm up and time one peer; or say why not."""
+    """Prepare, warm up (a library's planning and autotuning happen there, untimed) and time one
+    peer, with the names of the kernels it launched where the library says (``kernels``); or say
+    why not."""
     row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
     if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
         why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
@@ -247,6 +249,9 @@ def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have
             run = p.prepare(problem)
             run()  # warm-up (library plans, autotuning, caches)
             m = measure(run, opts.repeat, opts.flush_bytes, opts.budget)
+            kernels = getattr(run, "kernels", None)
+            if kernels is not None and kernels():       # what the library launched (its algorithm)
+                row["kernels"] = kernels()
     except Exception as e:
         return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
     finally:

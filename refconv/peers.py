@@ -3,8 +3,14 @@
 
 Each :class:`Peer` is one library call for one op.  ``prepare(problem)`` moves the inputs where the
 library wants them (device memory, gray image, float copy: not timed) and returns ``run()``, which
-makes the call once and records its interval with :func:`refconv.timing.record`: CUDA events from
-torch or CuPy around the call on a GPU, the host clock on the CPU.  ``available()`` says why a peer
+makes the call once and records its interval with :func:`refconv.timing.record`.  On a GPU the
+method is the variants' (docs/performance.md): the stream is held busy by a spin kernel while the
+host issues the call (:func:`_spin`; an interval whose hold ended too early carries a caveat),
+``--flush-bytes`` of device memory are overwritten (cold L2), and CUDA events of torch or CuPy
+bracket the call; the torch peers also name the kernels the call launched (``kernels``: the
+algorithm cuDNN or cuBLAS picked).  On the CPU, the host clock.  Libraries run at their best:
+cuDNN autotunes (``torch.backends.cudnn.benchmark = True``; the bench's untimed warm-up call
+picks the algorithm), and TF32 rows are labelled and never the float32 baseline.  ``available()`` says why a peer
 cannot run here (library not installed, no CUDA device), and the bench lists it as skipped with
 that note.
 
@@ -103,28 +109,104 @@ def _flush(events_from: str) -> None:
         buf.fill(0)
 
 
-def _gpu_timed(events_from: str, call: Callable[[], object]) -> Callable[[], None]:
-    """``run()`` that flushes L2 and brackets ``call`` with CUDA events of torch or CuPy."""
-    def run():
-        _flush(events_from)
-        if events_from == "torch":
+#: cycles of the spin kernel a GPU peer's timed call waits behind (about 2-3 ms at 1.4-2 GHz): far
+#: longer than any library takes to issue its launches
+HOLD_CYCLES = 4_000_000
+
+_SPIN_SRC = r"""
+extern "C" __global__ void refconv_spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}
+"""
+
+
+def _spin(events_from: str):
+    """Enqueue a one-thread kernel that spins for :data:`HOLD_CYCLES` on the current stream and
+    return an event recorded right after it.  This is the peers' stream hold: the device is busy
+    while the host issues the timed call, so the start event fires when the spin (and the flush)
+    end, not when the host began, as the variants' hold does (numba_cuda, OpenCL).  The hold held
+    if the event had not fired yet when the host finished issuing (:func:`_gpu_timed` asks)."""
+    if events_from == "torch":
+        import torch
+        torch.cuda._sleep(HOLD_CYCLES)
+        ev = torch.cuda.Event()
+        ev.record()
+        return ev
+    import cupy as cp
+    if "spin" not in _scratch:
+        _scratch["spin"] = cp.RawKernel(_SPIN_SRC, "refconv_spin")
+    _scratch["spin"]((1,), (1,), (np.int64(HOLD_CYCLES),))
+    ev = cp.cuda.Event(disable_timing=True)
+    ev.record()
+    return ev
+
+
+def _torch_kernels(call: Callable[[], object]) -> list[str]:
+    """The names of the CUDA kernels one ``call()`` launches (torch's profiler): what algorithm the
+    library picked, e.g. cuDNN's ``implicit_convolve_sgemm`` or a Winograd kernel."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        call()
+        torch.cuda.synchronize()
+    cuda = getattr(torch.autograd, "DeviceType", None)
+    names = []
+    for e in prof.events():
+        if cuda is not None and getattr(e, "device_type", None) == cuda.CUDA and e.name not in names:
+            names.append(e.name)
+    return names
+
+
+class _GpuRun:
+    """A GPU peer's ``run()``: the stream hold (:func:`_spin`), the L2 flush (:func:`_flush`), then
+    ``call`` between two device events of torch or CuPy: the method of the variants' intervals.
+    ``kernels()`` names what the call launched (torch peers; None where the library says nothing)."""
+
+    def __init__(self, events_from: str, call: Callable[[], object]):
+        self.events_from, self.call = events_from, call
+        self._kernels: list | None = None
+
+    def __call__(self) -> None:
+        if self.events_from == "torch":
             import torch
+            held = _spin("torch")
+            _flush("torch")
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            call()
+            self.call()
             end.record()
+            gave_up = held.query()          # the spin had ended before the host finished issuing
             end.synchronize()
             ms = start.elapsed_time(end)
         else:
             import cupy as cp
+            held = _spin("cupy")
+            _flush("cupy")
             start, end = cp.cuda.Event(), cp.cuda.Event()
             start.record()
-            call()
+            self.call()
             end.record()
+            gave_up = held.done
             end.synchronize()
             ms = cp.cuda.get_elapsed_time(start, end)
-        timing.record(lambda: ms / 1e3, "peer")
-    return run
+        why = ("the stream hold ended before the call was issued: the interval may hold host time"
+               if gave_up else None)
+        timing.record(lambda: ms / 1e3, "peer", caveat=lambda: why)
+
+    def kernels(self) -> list[str] | None:
+        if self._kernels is None and self.events_from == "torch":
+            try:
+                self._kernels = _torch_kernels(self.call)
+            except Exception as e:  # the profiler is optional: say why instead
+                self._kernels = [f"(kernel names unavailable: {type(e).__name__}: {e})"]
+        return self._kernels
+
+
+def _gpu_timed(events_from: str, call: Callable[[], object]) -> Callable[[], None]:
+    """``run()`` that holds the stream, flushes L2 and brackets ``call`` with CUDA events of torch
+    or CuPy (:class:`_GpuRun`)."""
+    return _GpuRun(events_from, call)
 
 
 def _cpu_timed(call: Callable[[], object]) -> Callable[[], None]:
@@ -177,12 +259,13 @@ def _cudnn(tf32: bool, op: str):
                 kw["bias"] = _cuda_tensor(problem.inputs["bias"])
 
         def call():
-            saved = torch.backends.cudnn.allow_tf32
+            saved = torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark
             torch.backends.cudnn.allow_tf32 = tf32
+            torch.backends.cudnn.benchmark = True      # autotuned: the bench's warm-up call picks the algorithm
             try:
                 F.conv2d(x, w, **kw)
             finally:
-                torch.backends.cudnn.allow_tf32 = saved
+                torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = saved
         return _gpu_timed("torch", call)
     return prepare
 
@@ -287,9 +370,9 @@ def _torch_cpu_conv2d(problem):
 
 PEERS: tuple[Peer, ...] = (
     Peer("cupy_correlate", "filter2d", "cupyx.scipy.ndimage.correlate", "gpu", _cupy_correlate, _cupy),
-    Peer("cudnn_fp32", "filter2d", "torch.nn.functional.conv2d (cuDNN, TF32 off), float32 image", "gpu",
+    Peer("cudnn_fp32", "filter2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 off), float32 image", "gpu",
          _cudnn(False, "filter2d"), _torch_cuda),
-    Peer("cudnn_tf32", "filter2d", "torch.nn.functional.conv2d (cuDNN, TF32 on), float32 image", "gpu",
+    Peer("cudnn_tf32", "filter2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 on), float32 image", "gpu",
          _cudnn(True, "filter2d"), _torch_cuda),
     Peer("cv2_filter2D", "filter2d", "cv2.filter2D", "cpu", _cv2_filter2d, _cpu("cv2")),
     Peer("scipy_correlate", "filter2d", "scipy.ndimage.correlate", "cpu", _scipy_correlate, _cpu("scipy.ndimage")),
@@ -303,9 +386,9 @@ PEERS: tuple[Peer, ...] = (
     Peer("torch_kron", "kron", "torch.kron", "gpu", _torch_kron, _torch_cuda),
     Peer("cupy_kron", "kron", "cupy.kron", "gpu", _cupy_kron, _cupy),
     Peer("numpy_kron", "kron", "numpy.kron", "cpu", _numpy_kron, lambda: None),
-    Peer("cudnn_fp32", "conv2d", "torch.nn.functional.conv2d (cuDNN, TF32 off)", "gpu", _cudnn(False, "conv2d"),
+    Peer("cudnn_fp32", "conv2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 off)", "gpu", _cudnn(False, "conv2d"),
          _torch_cuda),
-    Peer("cudnn_tf32", "conv2d", "torch.nn.functional.conv2d (cuDNN, TF32 on)", "gpu", _cudnn(True, "conv2d"),
+    Peer("cudnn_tf32", "conv2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 on)", "gpu", _cudnn(True, "conv2d"),
          _torch_cuda),
     Peer("torch_cpu_conv2d", "conv2d", "torch.nn.functional.conv2d on the CPU", "cpu", _torch_cpu_conv2d,
          _cpu("torch")),
