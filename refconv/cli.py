@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from rich.table import Table
+from rich.table import Table  # noqa: F401  (repro's diff table)
 
 from . import registry, render
 from .case import parse_params
@@ -141,14 +141,11 @@ def _domain_text(v) -> str:
 def cmd_list(ns) -> int:
     session = session_from(ns)
     session.configure()
-    t = Table(title="refconv variants", show_lines=False)
-    for col in ("op", "backend", "variant", "available", "params", "writes", "sizes (supports)"):
-        t.add_column(col)
-    rows = 0
+    cells: list[list[str]] = []
     broken = session.broken()
     for name, b in session.backends().items():
         if name in broken:
-            t.add_row("*", esc(name), "*", f"[red]no: {esc(broken[name])}[/]", "", "")
+            cells.append(["*", esc(name), "*", f"[red]no: {esc(broken[name])}[/]", "", "", ""])
             continue
         why = registry.backend_reason(name)
         desc = ""
@@ -165,10 +162,20 @@ def cmd_list(ns) -> int:
         for v in session.selected(backend=name):
             r = session.availability(v)
             ps = " ".join(f"{p.name}={'|'.join(map(str, p.values))}" for p in v.params)
-            t.add_row(v.op, esc(v.backend), esc(v.name), "[green]yes[/]" if r is None else f"[yellow]no: {esc(r)}[/]",
-                      esc(ps), v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v)))
-            rows += 1
+            cells.append([esc(v.op), esc(v.backend), esc(v.name),
+                          "[green]yes[/]" if r is None else f"[yellow]no: {esc(r)}[/]", esc(ps),
+                          v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v))])
+    rows = sum(c[0] != "*" for c in cells)
+    # op, backend and variant stay whole (copyable into --op/--backend/--variant); the other
+    # columns wrap, and at a narrow width the sizes, then the params, then writes are left out
+    t, left_out = render.fitted_table(
+        [("op", {"no_wrap": True}), ("backend", {"no_wrap": True}), ("variant", {"no_wrap": True}),
+         ("available", {}), ("params", {}), ("writes", {}), ("sizes (supports)", {})], cells, console.width,
+        drop=("sizes (supports)", "params", "writes"), title="refconv variants")
     console.print(t)
+    if left_out:
+        console.print(f"(left out to keep the names whole at {console.width} columns: {', '.join(left_out)}; "
+                      f"widen the terminal, e.g. COLUMNS=200 refconv list)", soft_wrap=True)
     for name, why in broken.items():   # whole, on its own line: a table cell would fold it
         console.print(f"[red]{esc(name)}[/]: no: {esc(why)}", soft_wrap=True)
     console.print(f"{rows} variants" + (f"; {len(broken)} backend(s) failed to load" if broken else ""))
