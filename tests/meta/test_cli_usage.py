@@ -141,3 +141,19 @@ def test_merge_records_the_shards_seed_and_version_and_its_own_command_line(tmp_
     assert doc["merged"]["command"].startswith("refconv merge ")
     p = refconv_cli("merge", _shard(tmp_path, 1, seed=3), _shard(tmp_path, 2, seed=4), "--json", "-", cwd=tmp_path)
     assert json.loads(p.stdout)["seed"] is None      # shards of different seeds: no one seed
+
+
+def test_reproducers_of_one_case_under_two_targets_are_two_files_named_after_the_options(tmp_path):
+    from refconv import Problem, registry
+    from refconv.checking import ExampleResult
+    from refconv.repro import save_reproducer
+    v = registry.variants(op="matvec", backend="opencl")[0]
+    problem = Problem("matvec", {"dtype": "float32", "rows": 2, "cols": 3}, {}, {"m": "one.0", "v": "one.0"})
+    params = v.default_params()
+    er = ExampleResult("fail", problem.descriptor(), params, message="x")
+    base = {"cuda": "sim", "sanitize": True, "opencl": "auto"}     # other backends' options: not in the name
+    paths = [save_reproducer(tmp_path, v, problem, params, er, "ci", backend_options={**base, "opencl": t})
+             for t in ("oclgrind", "pocl", "auto")]
+    assert len({p.name for p in paths}) == 3 and all(p.exists() for p in paths)
+    assert "__opencl-oclgrind-" in paths[0].name and "__opencl-pocl-" in paths[1].name
+    assert "opencl-" not in paths[2].name and "sanitize" not in paths[2].name
