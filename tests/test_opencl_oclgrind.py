@@ -71,6 +71,24 @@ def test_missing_barrier_is_a_data_race_with_its_line(oclgrind):
     assert {_line_of("t[l] = in[g];"), _line_of("out[g] = t[l] + t[(l + 1) % n];")} & lines
 
 
+def test_a_launch_inside_a_diagnosed_block_prints_and_reports_its_diagnostics_once(oclgrind, capfd, monkeypatch):
+    """A variant wrapping its launches in its own ``diagnosed`` block (kron, conv2d): the inner
+    block's echo must not be captured, parsed, reported and printed again by the outer one."""
+    import sys
+    monkeypatch.setattr(sys, "stderr", open(2, "w", closefd=False))   # as in a worker: sys.stderr is fd 2
+    k = oc.kernel(BROKEN, "negative_local_index", name="broken.cl")
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    capfd.readouterr()
+    with findings.collect() as found:
+        with oc.diagnosed("outer/opencl/variant", "broken.cl"):
+            oc.launch(k, (16,), (8,), oc.to_device(a), oc.OUT, cl.LocalMemory(32), out=out)
+    err = capfd.readouterr().err
+    assert err.count("Invalid read of size 4") == 1, err
+    assert err.count("[refconv opencl/oclgrind]") == 1, err
+    assert [f["class"] for f in found] == ["invalid-read"], found
+
+
 def test_negative_local_index_is_an_invalid_read(oclgrind):
     found = _run_broken("negative_local_index")
     bad = [f for f in found if f["class"] == "invalid-read"]
