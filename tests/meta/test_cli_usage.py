@@ -157,3 +157,25 @@ def test_reproducers_of_one_case_under_two_targets_are_two_files_named_after_the
     assert len({p.name for p in paths}) == 3 and all(p.exists() for p in paths)
     assert "__opencl-oclgrind-" in paths[0].name and "__opencl-pocl-" in paths[1].name
     assert "opencl-" not in paths[2].name and "sanitize" not in paths[2].name
+
+
+def test_pyproject_gives_setuptools_nothing_to_warn_about():
+    """``pip install -e .`` printed about 60 lines of SetuptoolsDeprecationWarning (the license
+    as a TOML table); the build must configure without a warning."""
+    import warnings
+
+    from helpers import ROOT
+    setuptools = pytest.importorskip("setuptools")
+    from setuptools.config.pyprojecttoml import apply_configuration
+    from setuptools.dist import Distribution
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            dist = apply_configuration(Distribution(), str(ROOT / "pyproject.toml"))
+    finally:
+        os.chdir(cwd)
+    assert dist.get_name() == "refconv"
+    assert [str(w.message).splitlines()[0] for w in caught if "setuptools" in type(w.message).__module__
+            or issubclass(w.category, DeprecationWarning)] == [], setuptools.__version__
