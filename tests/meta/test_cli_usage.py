@@ -1,6 +1,7 @@
 """Wrong inputs of the command line get exit 2 and one line naming them, before any work; the
 options a user expects (``--version``, ``--json -``, ``--variant`` twice) do what they say; the
-reports say which run wrote them."""
+reports say which run wrote them.  The tests that run ``refconv`` in a subprocess are ``slow``
+(the fast tier, ``-m "not slow"``, keeps the in-process ones)."""
 import datetime
 import json
 import os
@@ -25,6 +26,7 @@ def _no_work(p):
     return "refconv check" not in p.stdout and " pass " not in p.stdout
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_bogus_refconv_tolerance_exits_2_naming_the_variable_before_any_work():
     p = refconv_cli("check", *QUICK, env={**os.environ, "REFCONV_TOLERANCE": "bogus"})
     assert p.returncode == 2, p.stdout + p.stderr
@@ -32,6 +34,7 @@ def test_bogus_refconv_tolerance_exits_2_naming_the_variable_before_any_work():
     assert len(p.stderr.strip().splitlines()) == 1 and _no_work(p), p.stdout + p.stderr
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_a_misspelt_supports_key_is_refused_naming_the_key_and_the_accepted_keys(tmp_path):
     env = plugin_env(tmp_path / "plug", {"typo": TYPO})
     p = refconv_cli("check", "--backend", "typo", "--examples", "2", "--quiet", "--no-save", env=env)
@@ -51,12 +54,14 @@ def test_variant_refuses_an_unknown_supports_key_and_accepts_dims_options_and_fi
     Variant("filter2d", "t", "v", run, supports={"boundary": ("reflect",), "fill.weights": ("one",)})
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_json_and_junit_naming_the_same_file_are_refused_before_any_work(tmp_path):
     p = refconv_cli("check", *QUICK, "--json", "r.out", "--junit", "./r.out", cwd=tmp_path)
     assert p.returncode == 2 and "--json" in p.stderr and "--junit" in p.stderr and "same file" in p.stderr
     assert _no_work(p) and not (tmp_path / "r.out").exists()
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_json_dash_writes_the_report_to_stdout_and_everything_else_to_stderr(tmp_path):
     p = refconv_cli("check", *QUICK, "--json", "-", cwd=tmp_path)
     assert p.returncode == 0, p.stderr
@@ -66,6 +71,7 @@ def test_json_dash_writes_the_report_to_stdout_and_everything_else_to_stderr(tmp
     assert os.listdir(tmp_path) == []                                 # no file named '-'
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_the_json_report_records_seed_version_start_and_command_line(tmp_path):
     before = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     p = refconv_cli("check", *QUICK, "--json", "r.json", cwd=tmp_path)
@@ -78,12 +84,14 @@ def test_the_json_report_records_seed_version_start_and_command_line(tmp_path):
     assert rep["command"].startswith("refconv check ") and "--seed 3" in rep["command"] and "--json r.json" in rep["command"]
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_variant_given_twice_selects_the_variants_of_both_globs():
     p = refconv_cli("list", "--backend", "example", "--variant", "numpy_rows", "--variant", "outer_*")
     assert p.returncode == 0, p.stderr
     assert "numpy_rows" in p.stdout and "outer_reshape" in p.stdout and "2 variants" in p.stdout
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_an_unwritable_database_exits_2_naming_it(tmp_path):
     (tmp_path / "afile").write_text("x")
     p = refconv_cli("check", *QUICK[:-3], "--database", str(tmp_path / "afile" / "db"))
@@ -94,6 +102,7 @@ def test_an_unwritable_database_exits_2_naming_it(tmp_path):
     assert p.returncode == 2 and "REFCONV_DATABASE" in p.stderr, p.stdout + p.stderr
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_a_backend_option_given_while_none_of_its_variants_is_selected_warns():
     p = refconv_cli("check", *QUICK, "--sanitize")
     assert p.returncode == 0, p.stderr
@@ -103,12 +112,14 @@ def test_a_backend_option_given_while_none_of_its_variants_is_selected_warns():
     assert "warning" not in p.stderr
 
 
+@pytest.mark.slow   # a refconv subprocess
 @pytest.mark.parametrize("n", ["100000000000000000000", "1e20", "0"])
 def test_examples_beyond_the_accepted_range_are_refused_saying_what_is_accepted(n):
     p = refconv_cli("check", "--backend", "example", "--examples", n)
     assert p.returncode == 2 and "--examples" in p.stderr and "from 1 to 100000" in p.stderr
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_version_prints_the_installed_version():
     from importlib.metadata import version
     p = refconv_cli("--version")
@@ -124,6 +135,7 @@ def _shard(tmp_path, k, seed=3):
     return str(path)
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_merge_into_an_unwritable_folder_exits_2_with_one_line_before_printing_anything(tmp_path):
     (tmp_path / "afile").write_text("x")
     p = refconv_cli("merge", _shard(tmp_path, 1), _shard(tmp_path, 2), "--json", str(tmp_path / "afile" / "m.json"))
@@ -132,6 +144,7 @@ def test_merge_into_an_unwritable_folder_exits_2_with_one_line_before_printing_a
     assert p.stdout == ""
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_merge_records_the_shards_seed_and_version_and_its_own_command_line(tmp_path):
     p = refconv_cli("merge", _shard(tmp_path, 1), _shard(tmp_path, 2), "--json", "-", cwd=tmp_path)
     assert p.returncode == 0, p.stderr

@@ -52,6 +52,7 @@ def test_every_variant_id_stays_whole_on_one_line_at_80_columns():
     assert "left out" not in wide and "123.4s" in wide
 
 
+@pytest.mark.slow   # a refconv subprocess
 def test_list_at_80_columns_keeps_op_backend_and_variant_names_whole(tmp_path):
     from helpers import refconv_cli
     from refconv import registry
