@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from rich.table import Table  # noqa: F401  (repro's diff table)
+from rich.table import Table
 
 from . import registry, render
 from .case import parse_params
@@ -141,6 +141,8 @@ def _domain_text(v) -> str:
 def cmd_list(ns) -> int:
     session = session_from(ns)
     session.configure()
+    for line in session.unused_options(session.selected()):
+        err_console.print(f"refconv list: warning: {esc(line)}")
     cells: list[list[str]] = []
     broken = session.broken()
     for name, b in session.backends().items():
@@ -195,8 +197,11 @@ def validate_outputs(ns) -> None:
     db = database(ns.database)   # a database spec the workers could not open (redis without the extra ...)
     path = getattr(db, "path", None)
     if path is not None:   # a directory: Hypothesis would silently drop every example it cannot save
-        check_output_dir("--database" if ns.database else (
-            "REFCONV_DATABASE" if os.environ.get("REFCONV_DATABASE") else "--database (default)"), str(path))
+        try:
+            check_output_dir("--database" if ns.database else (
+                "REFCONV_DATABASE" if os.environ.get("REFCONV_DATABASE") else "--database (default)"), str(path))
+        except ValueError as e:
+            raise ValueError(f"{e}, redis://..., or none (keep no examples)") from None
 
 
 @contextlib.contextmanager
