@@ -172,10 +172,17 @@ class Session:
         error: a CI script may pass the same options to every job)."""
         selected = {v.backend for v in variants}
         given = {dest for dest, val in self.options.items() if val is not None and val is not False}
+        owners: dict[str, list[str]] = {}    # an option may be declared by several backends (--opencl)
+        for name, b in registry.backends().items():
+            if isinstance(b, Backend):
+                for o in b.options:
+                    owners.setdefault(o.dest, []).append(name)
         out = []
-        for name, o in backend_options():
-            if o.dest in given and name not in selected:
-                out.append(f"{o.flag} is an option of backend {name}, and no {name} variant is selected: "
+        for _, o in backend_options():
+            names = owners.get(o.dest, [])
+            if o.dest in given and not selected & set(names):
+                which = " or ".join(names)
+                out.append(f"{o.flag} is an option of backend {which}, and no {which} variant is selected: "
                            f"it has no effect in this run")
         return out
 

@@ -192,11 +192,18 @@ def parse_oclgrind(text: str) -> list[dict]:
 
 # ----------------------------------------------------------------------------- launches
 
+#: the (what, class, kernel, source lines) of every diagnostic echoed by this process: Hypothesis
+#: runs a failing case again (shrinking, then once more to report it), and each run's findings
+#: are reported, but the same diagnostic is printed once
+_echoed: set = set()
+
+
 @contextlib.contextmanager
 def diagnosed(e, what: str, source: str = ""):
     """Run launches inside and wait for ``e.queue`` at the end.  On Oclgrind, capture fd 2 over
     the block, report each distinct diagnostic as a finding (one per (class, kernel, source
-    lines), with a count) and echo it; an exception raised inside on Oclgrind is also reported
+    lines), with a count) and echo it (once per process: a case run again reports its findings
+    again, but does not print them again); an exception raised inside on Oclgrind is also reported
     (class ``checker-crash``) before it propagates."""
     if e.target != "oclgrind":
         yield
@@ -227,9 +234,12 @@ def diagnosed(e, what: str, source: str = ""):
         if f["count"] > 1:
             msg += f" (and {f['count'] - 1} more like it)"
         _report(cls, msg, **f)
-    if seen:
-        shown = "\n\n".join(f["detail"] for f in seen.values())
-        _echo(f"[refconv opencl/oclgrind] {what}: {len(diags)} diagnostic(s), {len(seen)} distinct:\n{shown}\n")
+    new = [k for k in seen if (what, k) not in _echoed]
+    if new:
+        _echoed.update((what, k) for k in new)
+        shown = "\n\n".join(seen[k]["detail"] for k in new)
+        again = f", {len(seen) - len(new)} shown before" if len(new) < len(seen) else ""
+        _echo(f"[refconv opencl/oclgrind] {what}: {len(diags)} diagnostic(s), {len(seen)} distinct{again}:\n{shown}\n")
     if exc is not None:
         _report("checker-crash", f"{what}: {type(exc).__name__}: {exc}")
         raise exc
