@@ -192,3 +192,22 @@ def test_pyproject_gives_setuptools_nothing_to_warn_about():
     assert dist.get_name() == "refconv"
     assert [str(w.message).splitlines()[0] for w in caught if "setuptools" in type(w.message).__module__
             or issubclass(w.category, DeprecationWarning)] == [], setuptools.__version__
+
+
+def test_a_backend_option_declared_by_several_backends_warns_only_when_none_of_them_is_selected(monkeypatch):
+    from refconv import Backend, BackendOption, Variant, registry
+    from refconv.session import Session
+    opt = BackendOption("--target", "target", "where to run", choices=("a", "b"), default="a")
+
+    def run(problem, out):
+        return out
+    vs = {n: Variant("matvec", n, "v", run) for n in ("first", "second", "other")}
+    fake = {"first": Backend("first", lambda: [vs["first"]], options=(opt,)),
+            "second": Backend("second", lambda: [vs["second"]], options=(opt,)),
+            "other": Backend("other", lambda: [vs["other"]])}
+    monkeypatch.setattr(registry, "backends", lambda: fake)
+    s = Session(options={"target": "b"})
+    assert s.unused_options([vs["second"]]) == []          # the second declarer is selected
+    (line,) = s.unused_options([vs["other"]])
+    assert "--target" in line and "first or second" in line and "no effect" in line
+    assert Session(options={"target": None}).unused_options([vs["other"]]) == []   # not given: silent
