@@ -6,11 +6,10 @@ Backends add their own options to ``check``/``list``/``bench`` through
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import os
 import sys
 import time
-from pathlib import Path
 
 from rich.table import Table
 
@@ -20,8 +19,8 @@ from .console import check_progress, console, err_console
 from .profiles import PROFILES
 from .render import STYLE, esc
 from .report import write_junit  # noqa: F401  (re-exported: refconv.cli.write_junit)
-from .session import (TOLERANCE_HELP, TOLERANCES, Session, UsageError, backend_options, nothing_checked,
-                      option_flags, worker_count)
+from .session import (TOLERANCE_HELP, TOLERANCES, Session, UsageError, backend_options, env_tolerance,
+                      nothing_checked, option_flags, worker_count)
 
 __all__ = ["main", "build_parser", "session_from", "UsageError", "worker_count", "write_junit"]
 
@@ -43,17 +42,23 @@ def _seconds(flag: str, zero_ok: bool):
     return parse
 
 
-def _count(flag: str, lo: int):
-    """argparse type: an integer >= ``lo``."""
+def _count(flag: str, lo: int, hi: int | None = None):
+    """argparse type: an integer >= ``lo`` (and <= ``hi`` when given)."""
     def parse(text: str) -> int:
         try:
             v = int(text)
         except ValueError:
             v = lo - 1
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"{text!r} not accepted; accepted: an integer >= {lo}")
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"{text!r} not accepted; accepted: an integer "
+                                             + (f">= {lo}" if hi is None else f"from {lo} to {hi}"))
         return v
     return parse
+
+
+#: the most ``--examples`` a run may ask for per variant (the thorough profile draws 500; a run of
+#: 10**5 examples per variant under a simulator already takes days)
+MAX_EXAMPLES = 100_000
 
 
 def _glob(flag: str):
@@ -67,6 +72,16 @@ def _glob(flag: str):
 
 
 # ----------------------------------------------------------------------------- options
+
+def refconv_version() -> str:
+    """The installed refconv's version (its distribution metadata, else the package's)."""
+    try:
+        from importlib.metadata import version
+        return version("refconv")
+    except Exception:  # not installed as a distribution (a source tree on sys.path)
+        from . import __version__
+        return __version__
+
 
 def _add_backend_options(p: argparse.ArgumentParser):
     for bname, o in backend_options():
@@ -126,14 +141,13 @@ def _domain_text(v) -> str:
 def cmd_list(ns) -> int:
     session = session_from(ns)
     session.configure()
-    t = Table(title="refconv variants", show_lines=False)
-    for col in ("op", "backend", "variant", "available", "params", "writes", "sizes (supports)"):
-        t.add_column(col)
-    rows = 0
+    for line in session.unused_options(session.selected()):
+        err_console.print(f"refconv list: warning: {esc(line)}")
+    cells: list[list[str]] = []
     broken = session.broken()
     for name, b in session.backends().items():
         if name in broken:
-            t.add_row("*", esc(name), "*", f"[red]no: {esc(broken[name])}[/]", "", "")
+            cells.append(["*", esc(name), "*", f"[red]no: {esc(broken[name])}[/]", "", "", ""])
             continue
         why = registry.backend_reason(name)
         desc = ""
@@ -150,10 +164,20 @@ def cmd_list(ns) -> int:
         for v in session.selected(backend=name):
             r = session.availability(v)
             ps = " ".join(f"{p.name}={'|'.join(map(str, p.values))}" for p in v.params)
-            t.add_row(v.op, esc(v.backend), esc(v.name), "[green]yes[/]" if r is None else f"[yellow]no: {esc(r)}[/]",
-                      esc(ps), v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v)))
-            rows += 1
+            cells.append([esc(v.op), esc(v.backend), esc(v.name),
+                          "[green]yes[/]" if r is None else f"[yellow]no: {esc(r)}[/]", esc(ps),
+                          v.writes + ("" if v.output == "array" else f", {v.output}"), esc(_domain_text(v))])
+    rows = sum(c[0] != "*" for c in cells)
+    # op, backend and variant stay whole (copyable into --op/--backend/--variant); the other
+    # columns wrap, and at a narrow width the sizes, then the params, then writes are left out
+    t, left_out = render.fitted_table(
+        [("op", {"no_wrap": True}), ("backend", {"no_wrap": True}), ("variant", {"no_wrap": True}),
+         ("available", {}), ("params", {}), ("writes", {}), ("sizes (supports)", {})], cells, console.width,
+        drop=("sizes (supports)", "params", "writes"), title="refconv variants")
     console.print(t)
+    if left_out:
+        console.print(f"(left out to keep the names whole at {console.width} columns: {', '.join(left_out)}; "
+                      f"widen the terminal, e.g. COLUMNS=200 refconv list)", soft_wrap=True)
     for name, why in broken.items():   # whole, on its own line: a table cell would fold it
         console.print(f"[red]{esc(name)}[/]: no: {esc(why)}", soft_wrap=True)
     console.print(f"{rows} variants" + (f"; {len(broken)} backend(s) failed to load" if broken else ""))
@@ -165,15 +189,56 @@ def cmd_list(ns) -> int:
 def validate_outputs(ns) -> None:
     """Every output path of ``check`` (and the example database) is usable, before the run starts
     (``ValueError`` naming the option otherwise: exit 2)."""
-    from .report import check_output_dir, check_output_file
-    if ns.json:
-        check_output_file("--json", ns.json)
-    if ns.junit:
-        check_output_file("--junit", ns.junit)
+    from .report import check_output_dir, check_report_paths
+    check_report_paths(ns.json, ns.junit)
     if ns.failures_dir and not ns.no_save:
         check_output_dir("--failures-dir", ns.failures_dir)
     from .profiles import database
-    database(ns.database)   # a database spec the workers could not open (redis without the extra ...)
+    db = database(ns.database)   # a database spec the workers could not open (redis without the extra ...)
+    path = getattr(db, "path", None)
+    if path is not None:   # a directory: Hypothesis would silently drop every example it cannot save
+        try:
+            check_output_dir("--database" if ns.database else (
+                "REFCONV_DATABASE" if os.environ.get("REFCONV_DATABASE") else "--database (default)"), str(path))
+        except ValueError as e:
+            raise ValueError(f"{e}, redis://..., or none (keep no examples)") from None
+
+
+@contextlib.contextmanager
+def report_on_stdout(wanted: bool):
+    """With ``wanted`` (``--json -``): file descriptor 1 is pointed at stderr for the block, so the
+    matrix, the progress and whatever a worker prints go to stderr, and the block gets a duplicate
+    of the real stdout (an fd) to write the report to; without: yields ``None``."""
+    if not wanted:
+        yield None
+        return
+    sys.stdout.flush()
+    real = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield real
+    finally:
+        try:
+            sys.stdout.flush()
+        finally:
+            os.dup2(real, 1)
+            os.close(real)
+
+
+def write_to_fd(fd: int, text: str) -> None:
+    """Write ``text`` (and a newline) to the open file descriptor ``fd``, leaving it open."""
+    with os.fdopen(os.dup(fd), "w", encoding="utf-8") as fh:
+        fh.write(text + "\n")
+
+
+def run_info(ns, started: float) -> dict:
+    """What a report records about the run that wrote it: refconv's version, the seed, when it
+    started (UTC, ISO 8601) and its command line."""
+    import datetime
+    import shlex
+    return {"refconv_version": refconv_version(), "seed": getattr(ns, "seed", None),
+            "started": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": shlex.join(["refconv", *getattr(ns, "argv", sys.argv[1:])])}
 
 
 def _private_hypothesis_home():
@@ -192,8 +257,10 @@ def _private_hypothesis_home():
 def cmd_check(ns) -> int:
     import shutil
     home = _private_hypothesis_home()
+    ns.run_info = run_info(ns, time.time())
     try:
-        return _check(ns)
+        with report_on_stdout(ns.json == "-") as ns.stdout_fd:
+            return _check(ns)
     finally:
         if home:
             os.environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
@@ -204,6 +271,7 @@ def _check(ns) -> int:
     from .pool import Job, run_jobs
     from .repro import save_hang_reproducers
     from .runner import VariantResult
+    ns.tolerance = ns.tolerance or env_tolerance() or "proven"
     session = session_from(ns)
     bopts = session.configure()
     prof = session.profile()
@@ -214,6 +282,8 @@ def _check(ns) -> int:
     problems = session.blocking_problems(variants)
     if problems:
         raise UsageError("\n".join(problems))
+    for line in session.unused_options(variants):
+        err_console.print(f"refconv check: warning: {esc(line)}")
     shard_info = None
     if ns.shard:
         from . import shard
@@ -296,10 +366,15 @@ def _check(ns) -> int:
 def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None) -> int:
     """Write ``--json`` and ``--junit`` (atomically); one that cannot be written (the disk
     filled during the run ...) is reported on stderr and does not stop the other: returns 2 then."""
-    from .report import write_json
+    from .report import json_report, write_json
     code = 0
-    for flag, path, write in (("--json", ns.json, lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered, shard=shard_info,
-                                                                    tolerance=ns.tolerance)),
+    info = getattr(ns, "run_info", {})
+    if ns.json == "-":
+        write_to_fd(ns.stdout_fd, json_report(prof.name, elapsed, bopts, ordered, shard=shard_info,
+                                              tolerance=ns.tolerance, **info))
+    for flag, path, write in (("--json", ns.json if ns.json != "-" else None,
+                               lambda: write_json(ns.json, prof.name, elapsed, bopts, ordered, shard=shard_info,
+                                                  tolerance=ns.tolerance, **info)),
                               ("--junit", ns.junit, lambda: write_junit(ns.junit, ordered, elapsed))):
         if not path:
             continue
@@ -359,7 +434,7 @@ def cmd_repro(ns) -> int:
     recorded, rec_tol = recorded_options(doc)
     session = session_from(ns, recorded=recorded)
     # the float verdict: --tolerance, else REFCONV_TOLERANCE, else the saving run's, else proven
-    session.tolerance = ns.tolerance or os.environ.get("REFCONV_TOLERANCE") or rec_tol or "proven"
+    session.tolerance = ns.tolerance or env_tolerance() or rec_tol or "proven"
     bopts = session.configure()
     session.apply_tolerance()    # read by refconv.tolerance
     v = registry.get(doc["variant"])
@@ -413,17 +488,29 @@ def cmd_merge(ns) -> int:
     """Join shard reports (refconv.merge) into one matrix, JSON and JUnit file; exit as one run."""
     import dataclasses
 
-    from .merge import exit_status, load_report, merge_reports
+    from .merge import exit_status, load_report, merge_reports, report_text
+    from .report import atomic_write, check_report_paths
     from .runner import VariantResult
-    doc = merge_reports([load_report(f) for f in ns.reports], names=list(ns.reports))
+    check_report_paths(ns.json, ns.junit)   # before anything is printed
+    doc = merge_reports([load_report(f) for f in ns.reports], names=list(ns.reports),
+                        merged={k: v for k, v in run_info(ns, time.time()).items() if k != "seed"})
     fields = {f.name for f in dataclasses.fields(VariantResult)}
     ordered = [VariantResult(**{k: v for k, v in r.items() if k in fields}) for r in doc["results"]]
-    _print_matrix(ordered, doc["seconds"])
-    if ns.json:
-        Path(ns.json).write_text(json.dumps(doc, indent=1, default=str))
-    if ns.junit:
-        write_junit(ns.junit, ordered, doc["seconds"])
-    return exit_status(ordered)
+    with report_on_stdout(ns.json == "-") as fd:
+        _print_matrix(ordered, doc["seconds"])
+        if fd is not None:
+            write_to_fd(fd, report_text(doc))
+    code = 0
+    for flag, path, write in (("--json", ns.json if ns.json != "-" else None, lambda: atomic_write(ns.json, report_text(doc))),
+                              ("--junit", ns.junit, lambda: write_junit(ns.junit, ordered, doc["seconds"]))):
+        if not path:
+            continue
+        try:
+            write()
+        except OSError as e:
+            err_console.print(f"refconv merge: could not write {flag} {esc(path)}: {esc(e)}")
+            code = 2
+    return max(code, exit_status(ordered))
 
 
 # ----------------------------------------------------------------------------- specs
@@ -442,13 +529,15 @@ def cmd_specs(ns) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="refconv", description=__doc__.splitlines()[0])
+    ap.add_argument("--version", action="version", version=f"refconv {refconv_version()}")
     sub = ap.add_subparsers(dest="cmd")
 
     def filters(p):
         p.add_argument("--op", type=_glob("--op"), help="op name or glob (filter2d, conv2d, sobel, matvec, kron)")
         p.add_argument("--backend", type=_glob("--backend"), help="backend name or glob")
-        p.add_argument("--variant", type=_glob("--variant"),
-                       help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'")
+        p.add_argument("--variant", type=_glob("--variant"), action="append",
+                       help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'; given "
+                            "more than once, a variant matching any of them is selected")
         _add_backend_options(p)
 
     p = sub.add_parser("list", help="table of ops × backends × variants with availability")
@@ -456,7 +545,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="cross-check variants against the specs with Hypothesis")
     filters(p)
     p.add_argument("--profile", default="ci", choices=list(PROFILES), help="Hypothesis profile (default ci)")
-    p.add_argument("--examples", type=_count("--examples", 1), help="examples per variant (overrides the profile)")
+    p.add_argument("--examples", type=_count("--examples", 1, MAX_EXAMPLES),
+                   help=f"examples per variant, 1 to {MAX_EXAMPLES} (overrides the profile)")
     p.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible run")
     p.add_argument("--timeout", type=_seconds("--timeout", zero_ok=False),
                    help="seconds one example may run before it counts as a hang")
@@ -470,13 +560,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--failures-dir", default=os.environ.get("REFCONV_FAILURES", ".refconv/failures"),
                    help="where minimised reproducers are saved (default .refconv/failures)")
     p.add_argument("--no-save", action="store_true", help="do not save reproducer files")
-    p.add_argument("--json", help="write a JSON report to this file")
+    p.add_argument("--json", help="write a JSON report to this file ('-': to stdout; the matrix and "
+                                  "everything else then go to stderr)")
     p.add_argument("--junit", help="write a JUnit XML report to this file")
     p.add_argument("--quiet", "-q", action="store_true", help="no live progress bar")
     p.add_argument("--shard", metavar="K/N", help="check only shard K of N of the selected variants (a stable "
                                                   "split by a hash of the variant id; join with refconv merge)")
-    p.add_argument("--tolerance", choices=TOLERANCES,
-                   default=os.environ.get("REFCONV_TOLERANCE") or "proven", help=TOLERANCE_HELP)
+    p.add_argument("--tolerance", choices=TOLERANCES, default=None, help=TOLERANCE_HELP)
     p = sub.add_parser("repro", help="replay a saved reproducer file and print the diff")
     p.add_argument("file")
     p.add_argument("--params", help="override launch params, e.g. 'bx=8 by=4'")
@@ -489,7 +579,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_options(p)
     p = sub.add_parser("merge", help="join the JSON reports of refconv check --shard runs into one report")
     p.add_argument("reports", nargs="+", metavar="REPORT.json")
-    p.add_argument("--json", help="write the merged JSON report to this file")
+    p.add_argument("--json", help="write the merged JSON report to this file ('-': to stdout; the "
+                                  "matrix then goes to stderr)")
     p.add_argument("--junit", help="write the merged JUnit XML report to this file")
     sub.add_parser("specs", help="list the reference specs")
     try:
@@ -504,7 +595,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     ap = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     ns = ap.parse_args(argv)
+    ns.argv = argv
     if ns.cmd is None:
         ap.print_help()
         return 0

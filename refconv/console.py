@@ -3,13 +3,15 @@ progress of a ``check``.  Shared by :mod:`refconv.cli` and :mod:`refconv.bench`,
 imports the other for them."""
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-#: stdout: tables, live results (no highlighting; 200 columns when not a terminal, so a log keeps lines whole)
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+#: stdout: tables, live results (no highlighting; when not a terminal, ``COLUMNS`` columns if set,
+#: else 200, so a log keeps lines whole)
+console = Console(highlight=False, width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 200)
 #: stderr: usage and environment errors
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 

@@ -9,9 +9,15 @@ Rules:
   a missing or repeated shard is an error, so a CI job that died is never merged into green;
 * a variant may appear in only one report;
 * the merged ``seconds`` is the longest shard's (the wall time of a parallel run);
-  ``work_seconds`` is their sum.
+  ``work_seconds`` is their sum;
+* ``seed``, ``refconv_version`` and ``tolerance`` are the shards' when they all agree, else
+  ``null``; ``started`` is the earliest shard's start; ``shards`` lists what each shard recorded
+  (file, shard, seed, version, start, command line) and ``merged`` the merge's own version, start
+  and command line.
 """
 from __future__ import annotations
+
+import json
 
 from .jsonfile import read_json
 
@@ -29,8 +35,15 @@ def load_report(path) -> dict:
     return doc
 
 
-def merge_reports(docs: list[dict], names: list[str] | None = None) -> dict:
-    """One report from the shard reports ``docs`` (see the module docstring)."""
+def _common(docs: list[dict], key: str):
+    """The value of ``key`` that every report carries, else None (unrecorded or differing)."""
+    vals = {json.dumps(d.get(key), sort_keys=True, default=str) for d in docs}
+    return docs[0].get(key) if len(vals) == 1 else None
+
+
+def merge_reports(docs: list[dict], names: list[str] | None = None, merged: dict | None = None) -> dict:
+    """One report from the shard reports ``docs`` (see the module docstring); ``merged``: what the
+    merging run records about itself (:func:`refconv.cli.run_info`: version, start, command)."""
     names = names or [f"report {i + 1}" for i in range(len(docs))]
     if not docs:
         raise ValueError("merge: no report given")
@@ -64,11 +77,23 @@ def merge_reports(docs: list[dict], names: list[str] | None = None) -> dict:
             seen[r["variant"]] = nm
             results.append(r)
     profiles = sorted({str(d.get("profile")) for d in docs})
+    starts = [d["started"] for d in docs if isinstance(d.get("started"), str)]
     return {"profile": profiles[0] if len(profiles) == 1 else ",".join(profiles),
             "seconds": max(float(d.get("seconds", 0.0)) for d in docs),
             "work_seconds": sum(float(d.get("seconds", 0.0)) for d in docs),
             "backend_options": docs[0].get("backend_options", {}),
-            "merged_from": len(docs), "results": results}
+            "tolerance": _common(docs, "tolerance"), "seed": _common(docs, "seed"),
+            "refconv_version": _common(docs, "refconv_version"),
+            "started": min(starts) if len(starts) == len(docs) else None,
+            "merged_from": len(docs),
+            "shards": [{"report": nm, **{k: d.get(k) for k in ("shard", "seed", "refconv_version", "started", "command")}}
+                       for nm, d in zip(names, docs)],
+            "merged": dict(merged or {}), "results": results}
+
+
+def report_text(doc: dict) -> str:
+    """The JSON text of a merged report (as ``refconv merge --json`` writes it)."""
+    return json.dumps(doc, indent=1, default=str)
 
 
 def exit_status(results) -> int:

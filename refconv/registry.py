@@ -93,9 +93,11 @@ def broken(backend: str | None = None) -> dict[str, str]:
     return out
 
 
-def variants(op: str | None = None, backend: str | None = None, name: str | None = None) -> list[Variant]:
+def variants(op: str | None = None, backend: str | None = None, name=None) -> list[Variant]:
     """All variants, optionally filtered by op, backend and a variant-name glob (``fnmatch``);
-    ``name`` may also be a glob over the full id (``"filter2d/*/CM_*"``)."""
+    ``name`` may also be a glob over the full id (``"filter2d/*/CM_*"``), or a list of such globs
+    (a variant matching any of them is kept; registry order, each variant once)."""
+    names = [name] if isinstance(name, str) else list(name or [])
     out = []
     for bname in backends():
         if backend and not fnmatch.fnmatchcase(bname, backend):
@@ -103,7 +105,7 @@ def variants(op: str | None = None, backend: str | None = None, name: str | None
         for v in _variants_of(bname):
             if op and not fnmatch.fnmatchcase(v.op, op):
                 continue
-            if name and not (fnmatch.fnmatchcase(v.name, name) or fnmatch.fnmatchcase(v.id, name)):
+            if names and not any(fnmatch.fnmatchcase(v.name, n) or fnmatch.fnmatchcase(v.id, n) for n in names):
                 continue
             out.append(v)
     return out

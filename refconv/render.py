@@ -7,16 +7,24 @@ Rules:
   markup, so ``tile[/n]`` neither crashes rich nor disappears, and ``smem[ty][tx]`` is printed
   as written;
 * the matrix has short columns only (variant, result, examples, worst error, time) and fits an
-  80-column terminal; reasons, minimised cases and reproducer paths follow below it, one per line,
-  printed without folding (``soft_wrap``) so a path can be copied whole;
+  80-column terminal with every variant id whole on one line, so it can be copied into
+  ``--variant``: when the ids are too long for the width, the other columns wrap, then are left
+  out (time, then examples, then worst error; a line below says so) — :func:`fitted_table`, which
+  ``refconv list`` uses too; reasons, minimised cases and reproducer paths follow below it, one
+  per line, printed without folding (``soft_wrap``) so a path can be copied whole;
 * "worst error" is absolute when that number means something on its own (at most 1, or a whole
-  number of units below 2**24, as for integer results) and relative (``rel``) otherwise: a
-  difference of 2.03e+31 between two values near 1e38 says nothing, its relative size does.
+  number of units below 2**24, as for integer results, or when the relative error is 100 % or
+  more, as against an expected 0) and relative (``rel``) otherwise: a difference of 2.03e+31
+  between two values near 1e38 says nothing, its relative size does.  A failing row says what
+  the acceptance used (``(exact)``: only the spec's value; ``(bound)``: an error bound) and
+  names failures that are no finite difference (``non-finite``, ``unwritten``, ``border``,
+  ``findings``): :func:`worst_error`.
 """
 from __future__ import annotations
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .case import Case
 
@@ -30,21 +38,36 @@ def esc(s) -> str:
 
 def fmt_err(abs_err: float, rel_err: float) -> str:
     """One accepted or rejected difference, absolute or relative (see the module docstring)."""
-    if abs_err == 0:
-        return "0 (exact)"
     if abs_err != abs_err:
         return "nan"
-    if abs_err <= 1 or (float(abs_err).is_integer() and abs_err < 2 ** 24):
-        return f"{abs_err:.3g}"
+    if abs_err == 0:
+        return "0 (exact)"
+    if abs_err <= 1 or (float(abs_err).is_integer() and abs_err < 2 ** 24) or not rel_err < 1:
+        return f"{abs_err:.3g}"     # a relative error of 100 % or more (against 0 ...) says less
     return f"{rel_err:.3g} rel"
 
 
 def worst_error(r) -> str:
+    """The "worst error" cell: for a pass, the largest difference the acceptance accepted (``0 (exact)``:
+    every result was bit-exact); for a failure, what the acceptance rejected and what it used:
+    ``(exact)`` when only the spec's value was accepted, ``(bound)`` for an error bound; a
+    failure without a finite difference says what it was (``unwritten``, ``border``,
+    ``non-finite``, ``findings``)."""
     if r.status == "pass":
         return fmt_err(r.worst_abs, r.worst_rel)
     f = r.failure or {}
+    used = " (exact)" if f.get("exact") else " (bound)"
     if f.get("n_bad"):
-        return fmt_err(f.get("max_abs", 0.0), f.get("max_rel", 0.0))
+        a = f.get("max_abs", 0.0)
+        if not a or a != a:   # the rejected elements differ by no finite amount: NaN or inf on a side
+            return f"{f['n_bad']} non-finite{used}"
+        return fmt_err(a, f.get("max_rel", 0.0)) + used
+    if f.get("n_unwritten"):
+        return f"{f['n_unwritten']} unwritten"
+    if f.get("n_border"):
+        return f"{f['n_border']} border"
+    if f.get("findings"):
+        return "findings"
     return "-"
 
 
@@ -76,17 +99,47 @@ def result_line(r) -> str:
     return line
 
 
-def matrix(ordered, asked: int | None = None, title: str = "refconv check") -> Table:
+def fitted_table(columns: list[tuple[str, dict]], rows: list[list[str]], width: int | None,
+                 drop: tuple = (), title: str | None = None) -> tuple[Table, list[str]]:
+    """A table of ``rows`` whose ``no_wrap`` columns (the ids) are never shortened: when the
+    table cannot fit ``width`` columns with them whole and every other column at least as wide as
+    its longest word, the columns named in ``drop`` are left out, in that order, until it fits.
+    Returns the table and the names of the columns left out.  ``columns``: ``(name, keyword
+    arguments of Table.add_column)``; ``rows``: markup strings."""
+    names = [c for c, _ in columns]
+    plain = [[Text.from_markup(c).plain for c in r] for r in rows]
+
+    def least(i) -> int:   # the narrowest column i can be without cutting a cell
+        cells = [r[i] for r in plain] + [names[i]]
+        if columns[i][1].get("no_wrap"):
+            return max(len(line) for c in cells for line in (c.splitlines() or [""]))
+        return max((len(w) for c in cells for w in c.split()), default=1)
+
+    def keep(out):
+        return [i for i, c in enumerate(names) if c not in out]
+
+    left_out: list[str] = []
+    for name in drop:
+        if width is None or 1 + sum(least(i) + 3 for i in keep(left_out)) <= width:
+            break
+        left_out.append(name)
     t = Table(title=title, show_lines=False)
-    t.add_column("variant", overflow="fold", ratio=1)
-    t.add_column("result", no_wrap=True)
-    t.add_column("examples", no_wrap=True)
-    t.add_column("worst error", no_wrap=True)
-    t.add_column("time", no_wrap=True, justify="right")
-    for r in ordered:
-        t.add_row(esc(r.variant), f"[{STYLE.get(r.status, '')}]{r.status}[/]", esc(examples(r, asked)),
-                  worst_error(r), f"{r.seconds:.1f}s")
-    return t
+    for i in keep(left_out):
+        name, kw = columns[i]
+        t.add_column(name, min_width=least(i), **kw)
+    for r in rows:
+        t.add_row(*(r[i] for i in keep(left_out)))
+    return t, left_out
+
+
+def matrix(ordered, asked: int | None = None, title: str = "refconv check", width: int | None = None):
+    """The result matrix (a rich Table) and the columns left out to keep every variant id whole
+    and on one line at ``width`` columns (time first, then examples, then worst error)."""
+    columns = [("variant", {"no_wrap": True}), ("result", {"no_wrap": True}), ("examples", {}),
+               ("worst error", {}), ("time", {"no_wrap": True, "justify": "right"})]
+    rows = [[esc(r.variant), f"[{STYLE.get(r.status, '')}]{r.status}[/]", esc(examples(r, asked)),
+             esc(worst_error(r)), f"{r.seconds:.1f}s"] for r in ordered]
+    return fitted_table(columns, rows, width, drop=("time", "examples", "worst error"), title=title)
 
 
 def details(ordered) -> list[str]:
@@ -110,7 +163,11 @@ def details(ordered) -> list[str]:
 
 
 def print_matrix(console, ordered, elapsed: float, asked: int | None = None) -> None:
-    console.print(matrix(ordered, asked))
+    t, left_out = matrix(ordered, asked, width=console.width)
+    console.print(t)
+    if left_out:
+        console.print(f"[dim](left out to keep the ids whole at {console.width} columns: {', '.join(left_out)}; "
+                      f"a wider terminal or the --json report has them)[/]")
     for line in details(ordered):
         console.print(line, soft_wrap=True)
     counts: dict[str, int] = {}

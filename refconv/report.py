@@ -4,9 +4,12 @@
   :func:`check_output_dir`), by actually creating (and removing) a file where the output will go,
   so a run of hours never ends in a traceback that loses its reports.  A bad path raises
   ``ValueError`` naming the option, what was given and what is accepted.
+* ``--json -`` writes the JSON report to stdout (the command then prints everything else on
+  stderr: :func:`refconv.cli.report_on_stdout`); ``--junit`` always takes a file, and the two
+  may not name the same file (:func:`check_report_paths`).
 * Every report is written atomically (:func:`atomic_write`: a temporary file in the target's
   directory, then ``os.replace``): a reader never sees half a report, and an old report is only
-  replaced by a complete new one.
+  replaced by a complete new one; its mode follows the umask, as any file the user writes.
 """
 from __future__ import annotations
 
@@ -43,6 +46,24 @@ def check_output_file(option: str, path: str) -> None:
                          f"accepted: {_ACCEPTED_FILE}") from None
 
 
+def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
+    """The ``--json`` and ``--junit`` paths of a command: each writable (``--json -``: stdout), and
+    not the same file (one would overwrite the other).  ``ValueError`` naming the option."""
+    if junit_path == "-":
+        raise ValueError("--junit -: only --json writes to stdout; accepted for --junit: "
+                         f"{_ACCEPTED_FILE}")
+    if json_path and json_path != "-":
+        check_output_file("--json", json_path)
+    if junit_path:
+        check_output_file("--junit", junit_path)
+    if json_path and junit_path and json_path != "-" and (
+            os.path.abspath(json_path) == os.path.abspath(junit_path)
+            or (os.path.exists(json_path) and os.path.exists(junit_path)
+                and os.path.samefile(json_path, junit_path))):
+        raise ValueError(f"--json {json_path} and --junit {junit_path} name the same file, so one report "
+                         f"would overwrite the other; accepted: two different files")
+
+
 def check_output_dir(option: str, path: str) -> None:
     """Raise ``ValueError`` naming ``option`` unless files can be saved under directory ``path``
     (which need not exist yet: its nearest existing ancestor must be a writable directory)."""
@@ -64,11 +85,21 @@ def check_output_dir(option: str, path: str) -> None:
                          f"accepted: {_ACCEPTED_DIR}") from None
 
 
+def _umask() -> int:
+    """The process's file-creation mask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename."""
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename.
+    The file gets the mode a plain ``open(path, "w")`` would give it (0666 less the umask), not
+    the 0600 of a temporary file."""
     p = Path(path)
     fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
@@ -82,11 +113,18 @@ def atomic_write(path: str, text: str) -> None:
         raise
 
 
+def json_report(profile: str, elapsed: float, backend_options: dict, results, shard=None, **extra) -> str:
+    """The text of a ``refconv check --json`` report: the profile, the wall time, the backend
+    option values, the shard, ``extra`` (the tolerance; what :func:`refconv.cli.run_info` records:
+    refconv's version, the seed, the start time, the command line) and one result per variant."""
+    return json.dumps({"profile": profile, "seconds": elapsed, "backend_options": backend_options,
+                       "shard": shard, **extra, "results": [r.to_dict() for r in results]}, indent=1, default=str)
+
+
 def write_json(path: str, profile: str, elapsed: float, backend_options: dict, results, shard=None,
                **extra) -> None:
-    atomic_write(path, json.dumps({"profile": profile, "seconds": elapsed, "backend_options": backend_options,
-                                   "shard": shard, **extra,
-                                   "results": [r.to_dict() for r in results]}, indent=1, default=str))
+    """Write :func:`json_report` to ``path`` (atomically)."""
+    atomic_write(path, json_report(profile, elapsed, backend_options, results, shard=shard, **extra))
 
 
 def write_junit(path, results, elapsed) -> None:

@@ -36,14 +36,36 @@ def _dec(d: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(d["b64"]), dtype=np.dtype(d["dtype"])).reshape(d["shape"]).copy()
 
 
+def options_tag(variant: Variant, backend_options: dict) -> str:
+    """The options of ``variant``'s backend that differ from their defaults, as a file-name part
+    (``opencl-oclgrind``, ``sanitize``; ``""`` when all are defaults), so that the reproducers of
+    one case found under two targets or instruments are two files, not one overwritten."""
+    import re
+
+    from .registry import backends
+    from .variant import Backend
+    b = backends().get(variant.backend)
+    words = []
+    for o in (b.options if isinstance(b, Backend) else ()):
+        v = backend_options.get(o.dest)
+        default = bool(o.default) if o.is_flag else o.default
+        if v is None or v == default or (o.is_flag and not v):
+            continue
+        words.append(o.dest if o.is_flag else f"{o.dest}-{v}")
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", "+".join(words))
+
+
 def save_reproducer(directory, variant: Variant, problem: Problem, params: dict, result: ExampleResult,
                     profile: str = "", backend_options: dict | None = None, tolerance: str | None = None) -> Path:
     """Write the reproducer of ``result`` under ``directory``; ``backend_options``: the backend
-    option values of the run (recorded, re-applied by the replay); ``tolerance``: its float
-    verdict (default: ``REFCONV_TOLERANCE``, else proven)."""
+    option values of the run (recorded, re-applied by the replay, and those of the variant's
+    backend that are not defaults named in the file name: :func:`options_tag`); ``tolerance``:
+    its float verdict (default: ``REFCONV_TOLERANCE``, else proven).  The file is
+    ``<op>__<backend>__<name>[__<options>]-<hash of id, case and options>.json``."""
     case = str(Case(problem, params))
-    h = hashlib.sha1(f"{variant.id} {case}".encode()).hexdigest()[:10]
-    path = Path(directory) / f"{variant.id.replace('/', '__')}-{h}.json"
+    tag = options_tag(variant, backend_options or {})
+    h = hashlib.sha1(f"{variant.id} {case}{' ' + tag if tag else ''}".encode()).hexdigest()[:10]
+    path = Path(directory) / f"{variant.id.replace('/', '__')}{'__' + tag if tag else ''}-{h}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"format": FORMAT, "variant": variant.id, "case": case, "descriptor": problem.descriptor(),
            "params": params, "profile": profile,

@@ -40,6 +40,17 @@ class UsageError(Exception):
     """A usage or environment error: the command prints the message on stderr and exits 2."""
 
 
+def env_tolerance() -> str | None:
+    """The float verdict ``REFCONV_TOLERANCE`` asks for (``None`` when unset or empty);
+    ``UsageError`` naming the variable when its value is not one of :data:`TOLERANCES`."""
+    raw = os.environ.get("REFCONV_TOLERANCE")
+    if not raw:
+        return None
+    if raw not in TOLERANCES:
+        raise UsageError(f"environment REFCONV_TOLERANCE={raw!r} not accepted; accepted: {', '.join(TOLERANCES)}")
+    return raw
+
+
 def backend_options() -> list[tuple[str, BackendOption]]:
     """``(backend name, option)`` for every option an installed backend declares, the first
     declaration of each ``dest`` winning."""
@@ -95,7 +106,7 @@ class Session:
 
     op: str | None = None
     backend: str | None = None
-    variant: str | None = None
+    variant: str | list | None = None     # a glob, or a list of globs (``--variant`` given more than once)
     options: Mapping = field(default_factory=dict)
     recorded: Mapping = field(default_factory=dict)
     profile_name: str | None = None
@@ -154,6 +165,26 @@ class Session:
             raise UsageError(f"no variant matches op={self.op!r} backend={self.backend!r} "
                              f"variant={self.variant!r}; installed backends: {known}")
         return vs
+
+    def unused_options(self, variants) -> list[str]:
+        """One line for every backend option given explicitly (``options``) while none of the
+        ``variants`` is its backend's: the option has no effect in this run (a warning, not an
+        error: a CI script may pass the same options to every job)."""
+        selected = {v.backend for v in variants}
+        given = {dest for dest, val in self.options.items() if val is not None and val is not False}
+        owners: dict[str, list[str]] = {}    # an option may be declared by several backends (--opencl)
+        for name, b in registry.backends().items():
+            if isinstance(b, Backend):
+                for o in b.options:
+                    owners.setdefault(o.dest, []).append(name)
+        out = []
+        for _, o in backend_options():
+            names = owners.get(o.dest, [])
+            if o.dest in given and not selected & set(names):
+                which = " or ".join(names)
+                out.append(f"{o.flag} is an option of backend {which}, and no {which} variant is selected: "
+                           f"it has no effect in this run")
+        return out
 
     def backends(self) -> dict:
         """The installed backends ``--backend`` selects (name -> backend), in registry order."""

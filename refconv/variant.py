@@ -124,10 +124,11 @@ WRITES = ("all", "interior")
 class Variant:
     """One implementation of one op.
 
-    * ``supports`` maps a problem field (a *dim* such as ``"h"``, ``"kh"``, ``"dtype"`` or a spec
-      *option* such as ``"boundary"``) to the values it accepts: a tuple of values or a
-      :class:`Range`.  Fields not named take the op's full default domain (see
-      :mod:`refconv.problem`).  This is the subspace of the spec the variant claims to implement
+    * ``supports`` maps a problem field (a *dim* such as ``"h"``, ``"kh"``, ``"dtype"``, a spec
+      *option* such as ``"boundary"``, or ``"fill.<input>"``) to the values it accepts: a tuple of
+      values or a :class:`Range`.  Fields not named take the op's full default domain (see
+      :mod:`refconv.problem`); a key that is none of these (a misspelling such as ``"colz"``)
+      is refused with a ``ValueError`` naming the accepted keys (:func:`supports_keys`).  This is the subspace of the spec the variant claims to implement
       exactly; strategies only draw inside it.
     * ``params`` are its launch parameters; ``constraint(problem, params)`` may return a string
       saying why a combination is invalid (e.g. block larger than the device allows); the checker
@@ -166,6 +167,10 @@ class Variant:
             raise ValueError(f"Variant {self.id}: output='rows' needs writes='all', got {self.writes!r}")
         object.__setattr__(self, "params", tuple(self.params))
         object.__setattr__(self, "supports", dict(self.supports))
+        unknown = [k for k in self.supports if k not in supports_keys(self.op)]
+        if unknown:   # a misspelt key would leave its dimension drawn over the op's whole domain
+            raise ValueError(f"Variant {self.id}: supports key(s) {', '.join(map(repr, unknown))} not accepted; "
+                             f"accepted for {self.op}: {', '.join(supports_keys(self.op))}")
         object.__setattr__(self, "_api", _run_api(self.run))
         if self._api == 1 and self.output == "rows":
             raise ValueError(f"Variant {self.id}: output='rows' needs run(problem, out, **params)")
@@ -185,6 +190,15 @@ class Variant:
                 raise ValueError(f"{self.id}: unknown launch parameter {k!r}; accepted: {sorted(known)}")
             if v not in known[k].values:
                 raise ValueError(f"{self.id}: {k}={v!r} not allowed; accepted: {known[k].values}")
+
+
+def supports_keys(op: str) -> tuple:
+    """The keys a variant of ``op`` may name in ``supports``: the op's dims (``h``, ``dtype`` ...),
+    its spec options (``boundary`` ...) and ``fill.<input>`` (the fill kinds drawn for an input)."""
+    rec = _ops.get(op)
+    from .problem import OPDEFS
+    od = OPDEFS[op]
+    return (*od.dims, *od.options, *(f"fill.{n}" for n in rec.input_names))
 
 
 def _run_api(run) -> int:

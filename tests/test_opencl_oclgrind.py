@@ -71,6 +71,31 @@ def test_missing_barrier_is_a_data_race_with_its_line(oclgrind):
     assert {_line_of("t[l] = in[g];"), _line_of("out[g] = t[l] + t[(l + 1) % n];")} & lines
 
 
+def test_oclgrind_diagnostics_are_printed_once_and_reported_every_time(oclgrind, capfd, monkeypatch):
+    """Each diagnostic reaches stderr once: not again through a variant's own ``diagnosed``
+    block around ``launch`` (kron, conv2d: the outer block used to parse the inner echo and
+    print it a second time), nor when the same case runs again (Hypothesis replays a failing
+    case), while every run still reports its findings."""
+    import sys
+    import uuid
+    monkeypatch.setattr(sys, "stderr", open(2, "w", closefd=False))   # as in a worker: sys.stderr is fd 2
+    k = oc.kernel(BROKEN, "negative_local_index", name="broken.cl")
+    a = np.arange(16, dtype=np.float32)
+    out = np.zeros(16, np.float32)
+    what = f"once-{uuid.uuid4().hex[:8]}"     # nothing printed under this name before, in this process
+    capfd.readouterr()
+    runs = []
+    for _ in range(2):
+        with findings.collect() as found:
+            with oc.diagnosed("outer/opencl/variant", "broken.cl"):
+                oc.launch(k, (16,), (8,), oc.to_device(a), oc.OUT, cl.LocalMemory(32), out=out, what=what)
+        runs.append([f["class"] for f in found])
+    err = capfd.readouterr().err
+    assert err.count("Invalid read of size 4") == 1, err
+    assert err.count("[refconv opencl/oclgrind]") == 1, err
+    assert runs == [["invalid-read"], ["invalid-read"]], runs
+
+
 def test_negative_local_index_is_an_invalid_read(oclgrind):
     found = _run_broken("negative_local_index")
     bad = [f for f in found if f["class"] == "invalid-read"]

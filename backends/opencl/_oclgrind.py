@@ -3,7 +3,8 @@
 Oclgrind (a C library inside the process) writes its diagnostics to file descriptor 2.  Inside
 :func:`diagnosed`, fd 2 is redirected to a temporary file; afterwards each diagnostic is parsed
 into (class, kernel, work-item, source line, message), reported to the checker as a finding and
-echoed to the real stderr.  Outside the Oclgrind target :func:`diagnosed` only waits for the
+echoed to the real stderr, once: a ``diagnosed`` block nested in another (``launch`` inside a
+variant's own ``diagnosed``) reports and echoes what it captured itself, past the outer capture.  Outside the Oclgrind target :func:`diagnosed` only waits for the
 queue.  Host-side calls (context creation, builds, info queries) run under :func:`quiet`, which
 drops pyopencl's ``clGet*Info`` probes that Oclgrind's API checker rejects.
 
@@ -56,6 +57,12 @@ class _Captured:
     text = ""
 
 
+#: file descriptor 2 as it was outside every capture, while one is active (None otherwise): the
+#: echo of a capture nested in another (a ``launch`` inside a variant's ``diagnosed`` block) goes
+#: there, not into the outer capture, which would parse it, report it and echo it a second time
+_real_stderr: int | None = None
+
+
 @contextlib.contextmanager
 def _captured_stderr():
     """Redirect file descriptor 2 to a temporary file for the block; the captured text is in the
@@ -64,23 +71,34 @@ def _captured_stderr():
         sys.stderr.flush()
     except Exception:
         pass
+    global _real_stderr
     cap = _Captured()
     with tempfile.TemporaryFile() as tmp:
         saved = os.dup(2)
+        outermost = _real_stderr is None
+        if outermost:
+            _real_stderr = saved
         os.dup2(tmp.fileno(), 2)
         try:
             yield cap
         finally:
             os.dup2(saved, 2)
+            if outermost:
+                _real_stderr = None
             os.close(saved)
             tmp.seek(0)
             cap.text = tmp.read().decode("utf-8", "replace")
 
 
 def _echo(s: str) -> None:
+    """Write ``s`` to the real stderr (outside every capture: see :data:`_real_stderr`), once."""
     try:
-        sys.stderr.write(s)
         sys.stderr.flush()
+        if _real_stderr is not None:
+            os.write(_real_stderr, s.encode("utf-8", "replace"))
+        else:
+            sys.stderr.write(s)
+            sys.stderr.flush()
     except Exception:
         pass
 
@@ -174,11 +192,18 @@ def parse_oclgrind(text: str) -> list[dict]:
 
 # ----------------------------------------------------------------------------- launches
 
+#: the (what, class, kernel, source lines) of every diagnostic echoed by this process: Hypothesis
+#: runs a failing case again (shrinking, then once more to report it), and each run's findings
+#: are reported, but the same diagnostic is printed once
+_echoed: set = set()
+
+
 @contextlib.contextmanager
 def diagnosed(e, what: str, source: str = ""):
     """Run launches inside and wait for ``e.queue`` at the end.  On Oclgrind, capture fd 2 over
     the block, report each distinct diagnostic as a finding (one per (class, kernel, source
-    lines), with a count) and echo it; an exception raised inside on Oclgrind is also reported
+    lines), with a count) and echo it (once per process: a case run again reports its findings
+    again, but does not print them again); an exception raised inside on Oclgrind is also reported
     (class ``checker-crash``) before it propagates."""
     if e.target != "oclgrind":
         yield
@@ -209,9 +234,12 @@ def diagnosed(e, what: str, source: str = ""):
         if f["count"] > 1:
             msg += f" (and {f['count'] - 1} more like it)"
         _report(cls, msg, **f)
-    if seen:
-        shown = "\n\n".join(f["detail"] for f in seen.values())
-        _echo(f"[refconv opencl/oclgrind] {what}: {len(diags)} diagnostic(s), {len(seen)} distinct:\n{shown}\n")
+    new = [k for k in seen if (what, k) not in _echoed]
+    if new:
+        _echoed.update((what, k) for k in new)
+        shown = "\n\n".join(seen[k]["detail"] for k in new)
+        again = f", {len(seen) - len(new)} shown before" if len(new) < len(seen) else ""
+        _echo(f"[refconv opencl/oclgrind] {what}: {len(diags)} diagnostic(s), {len(seen)} distinct{again}:\n{shown}\n")
     if exc is not None:
         _report("checker-crash", f"{what}: {type(exc).__name__}: {exc}")
         raise exc

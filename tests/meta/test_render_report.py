@@ -33,6 +33,66 @@ def test_matrix_fits_80_columns_and_prints_the_reproducer_path_whole_on_its_own_
     assert any(line.strip() == f"repro: refconv repro {LONG_PATH}" for line in text.splitlines()), text
 
 
+def test_every_variant_id_stays_whole_on_one_line_at_80_columns():
+    from refconv import registry
+    ids = [v.id for v in registry.variants()] + [_fail().variant]
+    assert len(ids) > 100
+    statuses = ("pass", "fail", "error", "unavailable")
+    rs = [VariantResult(vid, statuses[i % 4], examples=25, shrink_examples=40 * (i % 2), seconds=123.4,
+                        worst_abs=1e-7, worst_rel=1e-7, failure={"n_bad": 3, "max_abs": 2.5, "exact": True})
+          for i, vid in enumerate(ids)]
+    text = _render(rs)
+    table = text[:text.index("┘") + 1]
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+    rows = [line for line in table.splitlines() if line.startswith("│")]
+    for vid in ids:
+        assert any(f"│ {vid} " in line for line in rows), vid
+    assert "left out" in text                       # the long id pushed columns out, and it says so
+    wide = _render(rs, width=200)
+    assert "left out" not in wide and "123.4s" in wide
+
+
+@pytest.mark.slow   # a refconv subprocess
+def test_list_at_80_columns_keeps_op_backend_and_variant_names_whole(tmp_path):
+    from helpers import refconv_cli
+    from refconv import registry
+    p = refconv_cli("list", env={**os.environ, "COLUMNS": "80"})
+    assert p.returncode == 0, p.stderr
+    rows = [line for line in p.stdout.splitlines() if line.startswith("│")]
+    assert all(len(line) <= 80 for line in rows)
+    for v in registry.variants():
+        assert any(line.replace(" ", "").startswith(f"│{v.op}│{v.backend}│{v.name}│") for line in rows), v.id
+    assert "numba_c…" not in p.stdout
+
+
+def test_worst_error_says_what_the_acceptance_used():
+    # a pass whose worst difference was against an expected 0: the relative error means nothing
+    ok = VariantResult("matvec/b/v", "pass", worst_abs=1.5, worst_rel=1.5 / 2.2250738585072014e-308)
+    assert render.worst_error(ok) == "1.5"
+    # a failure whose bad elements are NaN / inf: no finite difference, not "0 (exact)"
+    nan = VariantResult("matvec/b/v", "fail", failure={"n_bad": 4, "max_abs": 0.0, "exact": False})
+    assert render.worst_error(nan) == "4 non-finite (bound)"
+    exact = VariantResult("kron/b/v", "fail", failure={"n_bad": 1, "max_abs": 2.0, "max_rel": 0.5, "exact": True})
+    assert render.worst_error(exact) == "2 (exact)"
+    unwritten = VariantResult("kron/b/v", "fail", failure={"n_bad": 0, "n_unwritten": 3, "exact": True})
+    assert render.worst_error(unwritten) == "3 unwritten"
+    assert render.worst_error(VariantResult("kron/b/v", "fail", failure={"findings": [{"class": "race"}]})) == "findings"
+
+
+def test_reports_follow_the_umask_not_the_0600_of_a_temporary_file(tmp_path):
+    old = os.umask(0o022)
+    try:
+        report.atomic_write(str(tmp_path / "r.json"), "{}")
+        report.write_junit(str(tmp_path / "r.xml"), [], 1.0)
+        os.umask(0o027)
+        report.atomic_write(str(tmp_path / "s.json"), "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "r.xml").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "s.json").stat().st_mode & 0o777 == 0o640
+
+
 def test_worst_error_is_relative_where_the_absolute_difference_is_meaningless():
     assert render.fmt_err(2.03e31, 1.5e-7) == "1.5e-07 rel"
     assert render.fmt_err(3.0, 0.5) == "3"            # integer units: absolute
