@@ -20,7 +20,7 @@ def faults_bench(faults_env, tmp_path_factory):
     try:
         t0 = time.monotonic()
         p = refconv_cli("bench", "--backend", "faults", "--repeat", "2", "--peers", "none", "--baseline", "spec",
-                        "--timeout", "6", "--json", str(js), env=env, cwd=tmp, timeout=600)
+                        "--timeout", "20", "--json", str(js), env=env, cwd=tmp, timeout=600)
         took = time.monotonic() - t0
         left = processes_with_arg(marker)
     finally:
@@ -33,13 +33,13 @@ def test_a_hanging_kernel_is_a_hang_row_within_its_timeout_and_the_rows_after_it
     p, rows, took, left = faults_bench
     assert p.returncode == 0, p.stdout + p.stderr
     hang = rows["matvec/faults/spawns_and_hangs"]
-    assert hang["status"].startswith("hang: the row ran longer than 6s"), hang
+    assert hang["status"].startswith("hang: the row ran longer than 20s"), hang
     assert hang["median_s"] is None
     for c in "abcdef":                              # listed after the crashes and the hang
         ok = rows[f"matvec/faults/correct_{c}"]
         assert ok["status"] == "ok" and ok["median_s"] > 0, ok
     assert rows["matvec/spec"]["status"] == "ok"
-    assert took < 240, took                         # the hang cost its timeout, not the run
+    assert took < 400, took                         # the hang cost its timeout, not the run
     assert not left, "the hung kernel's child outlived its worker"
 
 
