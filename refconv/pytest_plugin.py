@@ -9,8 +9,9 @@ The items are collected like any pytest test: the collector ``refconv`` (node id
 is a child of the session, and each variant is an item ``refconv::op/backend/name`` in it, so the
 collected count, ``--collect-only``, ``-k``, ``-m refconv``, ``--deselect``, ``--lf``/``--ff`` and
 pytest-xdist (every worker collects the same items) behave as for the user's own tests.  An
-argument ``refconv`` or ``refconv::<id>`` (when no file of that name exists) selects the collector
-or one item and turns the plugin on, so a node id pytest printed can be passed back to it.
+argument ``refconv::<id>`` (unless a file named ``refconv`` exists) selects one item, and
+``refconv`` (unless a file or folder of that name exists) the whole collector; either turns the
+plugin on, so a node id pytest printed can be passed back to it (:func:`_node_arg`).
 
 Every item runs the same Hypothesis check as the CLI (:func:`refconv.runner.check_variant`);
 failures show the minimised case and the reproducer path; the Hypothesis statistics of each
