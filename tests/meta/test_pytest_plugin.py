@@ -192,3 +192,20 @@ def test_the_gpu_profile_skips_simulated_variants_with_the_reason(run):
             "--refconv-variant", "block_per_row", "--refconv-profile", "gpu", "-rs", timeout=120)
     r.assert_outcomes(skipped=1)
     r.stdout.fnmatch_lines(["SKIPPED*block_per_row unavailable: profile 'gpu'*a simulator*"])
+
+
+def test_the_users_own_hypothesis_tests_keep_their_hypothesis_folder(run, pytester):
+    """The refconv items keep Hypothesis's caches out of the project only while they run: a test
+    of the user's that runs after them (the conftest reverses the order) sees its usual home."""
+    pytester.makeconftest("def pytest_collection_modifyitems(items):\n    items.reverse()\n")
+    pytester.makepyfile(test_mine="""
+        import os
+        from pathlib import Path
+        from hypothesis.configuration import storage_directory
+
+        def test_home():
+            assert storage_directory(intent_to_write=False).path == Path(os.getcwd()) / ".hypothesis"
+        """)
+    r = run("--refconv", *EXAMPLE, "-v")
+    r.assert_outcomes(passed=3)
+    r.stdout.fnmatch_lines([f"{IDS[1]} PASSED*", f"{IDS[0]} PASSED*", "test_mine.py::test_home PASSED*"])
