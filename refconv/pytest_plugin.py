@@ -60,7 +60,8 @@ def pytest_addoption(parser):
     g.addoption("--refconv-op", help="op name or glob")
     g.addoption("--refconv-backend", help="backend name or glob")
     g.addoption("--refconv-variant", help="variant name glob (or full-id glob)")
-    g.addoption("--refconv-profile", default=None, help="ci | dev | thorough | gpu (default: env REFCONV_PROFILE, else ci)")
+    g.addoption("--refconv-profile", default=None,
+                help="ci | dev | thorough | gpu (default: env REFCONV_PROFILE, else ci)")
     g.addoption("--refconv-examples", default=None, help="examples per variant (an integer >= 1)")
     g.addoption("--refconv-seed", default=None, help="Hypothesis seed (an integer)")
     g.addoption("--refconv-database", default=None,
@@ -129,7 +130,8 @@ def _check_tolerance_env():
     from .session import TOLERANCES
     raw = os.environ.get("REFCONV_TOLERANCE")
     if raw and raw not in TOLERANCES:
-        raise pytest.UsageError(f"environment REFCONV_TOLERANCE={raw!r} not accepted; accepted: {', '.join(TOLERANCES)}")
+        raise pytest.UsageError(f"environment REFCONV_TOLERANCE={raw!r} not accepted; "
+                                f"accepted: {', '.join(TOLERANCES)}")
 
 
 def _node_arg(arg: str, invocation_dir: Path) -> str | None:
@@ -167,8 +169,8 @@ class _State:
     variants: list                        # the selected variants
     broken: dict                          # {backend name: why} of the selected backends that cannot load
     names: set | None                     # item names the arguments select (None: all)
-    database: str | None                  # --refconv-database as given (None: see _database)
-    failures_dir: str | None              # --refconv-failures-dir as given (None: see _home)
+    database: str | None                  # --refconv-database as given (None: see database_spec)
+    failures_dir: str | None              # --refconv-failures-dir as given (None: see failures)
     stats: list = field(default_factory=list)
     home_dir: Path | None = None
 
@@ -181,7 +183,8 @@ class _State:
                 self.home_dir = Path(config.cache.mkdir("refconv"))
             else:
                 factory = getattr(config, "_tmp_path_factory", None)   # pytest's tmp_path_factory
-                base = factory.getbasetemp() if factory is not None else Path(tempfile.mkdtemp(prefix="pytest-refconv-"))
+                base = (factory.getbasetemp() if factory is not None
+                        else Path(tempfile.mkdtemp(prefix="pytest-refconv-")))
                 self.home_dir = base / "refconv"
                 self.home_dir.mkdir(parents=True, exist_ok=True)
         return self.home_dir
@@ -208,7 +211,8 @@ def _selection_error(session) -> str:
     from . import registry
     installed = ", ".join(sorted(registry.backends())) or "none"
     if session.backend and not session.backends():
-        return f"--refconv-backend {session.backend!r} matches no installed backend; installed backends: {installed}"
+        return (f"--refconv-backend {session.backend!r} matches no installed backend; "
+                f"installed backends: {installed}")
     given = " ".join(f"--refconv-{k} {v!r}" for k, v in (("op", session.op), ("backend", session.backend),
                                                         ("variant", session.variant)) if v)
     return (f"no refconv variant matches {given or 'the selection'}; installed backends: {installed} "
@@ -226,12 +230,14 @@ def pytest_configure(config):
     profile = _check_profile(config, session)
     _check_tolerance_env()
     database = config.getoption("--refconv-database")
-    if database:
+    spec = database or os.environ.get("REFCONV_DATABASE")
+    if spec:   # one the items could not open (redis:// without the extra ...)
         from .profiles import database as open_database
+        source = f"--refconv-database {database!r}" if database else f"environment REFCONV_DATABASE={spec!r}"
         try:
-            open_database(database)
+            open_database(spec)
         except ValueError as e:
-            raise pytest.UsageError(f"--refconv-database {database!r} not accepted: {e}") from None
+            raise pytest.UsageError(f"{source} not accepted: {e}") from None
     failures_dir = config.getoption("--refconv-failures-dir")
     if failures_dir:
         from .report import check_output_dir

@@ -1,4 +1,5 @@
 """The pytest plugin: one test id per variant, statistics shown, failures carry the case."""
+import importlib.util
 import json
 import os
 import shutil
@@ -124,9 +125,13 @@ def test_lf_reruns_only_the_variant_that_failed(run, monkeypatch, buggy_env):
                                           "installed backends: *example*"),
     (["--refconv-op", "nosuch"], {}, "no refconv variant matches --refconv-op 'nosuch'*installed backends: *"),
     (["refconv::matvec/example/nosuch"], {}, "not found: refconv::matvec/example/nosuch*"),
+    (["--refconv-database", "redis://localhost:1/0"], {}, "--refconv-database 'redis://localhost:1/0' not accepted: "
+                                                          "*needs the redis extra*"),
 ], ids=["examples-0", "examples-word", "seed", "profile", "profile-env", "tolerance-env", "unknown-backend",
-        "unknown-op", "unknown-node-id"])
+        "unknown-op", "unknown-node-id", "database"])
 def test_a_bad_option_value_is_one_usage_error_before_anything_runs(run, monkeypatch, args, env, named):
+    if "redis" in named and importlib.util.find_spec("redis"):
+        pytest.skip("the redis extra is installed here")
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     r = run("--refconv", "--refconv-backend", "example", *args) if "--refconv-backend" not in args \
