@@ -8,6 +8,9 @@ import sys
 import pytest
 from helpers import ROOT, env_with_path, install_target
 
+#: ``pytester``: the pytest plugin's tests run pytest in a fresh folder outside the repository
+pytest_plugins = ["pytester"]
+
 
 @pytest.fixture(scope="session")
 def buggy_env(tmp_path_factory):
