@@ -200,3 +200,71 @@ def test_a_warp_synchronous_reduction_without_syncwarp_is_a_shared_race(san):
 def test_syncwarp_orders_the_lanes_of_a_warp_for_the_race_detector(san):
     assert san["findings"]["warp_sync_reduce_syncwarp"] == []
     assert san["findings"]["syncwarp_exchange"] == []
+
+
+# -- refconv check: warp_shuffle under the simulator, the warp-synchronous reduction hazard ---
+
+HAZARD_PLUGIN = '''
+import sys
+sys.path.insert(0, {meta!r})
+from hazard_impls_warp import backend
+'''
+
+
+def _check(tmp_path, env, backend, *args):
+    from helpers import refconv_cli
+    p = refconv_cli("check", "--backend", backend, "--quiet", "--no-save", "--seed", "0", "--json", "r.json",
+                    *args, env=env, cwd=tmp_path, timeout=900)
+    rows = {}
+    if (tmp_path / "r.json").exists():
+        rows = {r["variant"].rpartition("/")[2]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+    return p, rows
+
+
+def _sim_env():
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_ENABLE_CUDASIM", "REFCONV_CUDA",
+                                                            "REFCONV_SANITIZE", "REFCONV_SIM_SCHEDULER")}
+    env["REFCONV_DATABASE"] = "none"
+    return env
+
+
+def _sanitizer_flags():
+    """The flags a *plain* simulated run needs to sanitize: none once the sanitizer is on by
+    default under the simulator (``--no-sanitize`` exists, issue 23 point 2), else ``--sanitize``."""
+    from helpers import refconv_cli
+    h = refconv_cli("check", "--help").stdout
+    return () if "--no-sanitize" in h else ("--sanitize",)
+
+
+def test_refconv_list_under_the_simulator_shows_every_numba_cuda_variant_available(tmp_path):
+    from helpers import refconv_cli
+    env = dict(_sim_env(), COLUMNS="250")
+    p = refconv_cli("list", "--backend", "numba_cuda", "--cuda", "sim", env=env, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    rows = [[c.strip() for c in ln.split("\u2502")[1:-1]] for ln in p.stdout.splitlines() if "numba_cuda" in ln]
+    rows = [r for r in rows if len(r) > 3 and r[1] == "numba_cuda"]
+    assert len(rows) >= 49 and ["matvec", "warp_shuffle"] in [[r[0], r[2]] for r in rows], p.stdout[-3000:]
+    assert [r for r in rows if r[3] != "yes"] == [], p.stdout[-3000:]
+
+
+def test_matvec_warp_shuffle_passes_under_the_simulator(tmp_path):
+    p, rows = _check(tmp_path, _sim_env(), "numba_cuda", "--cuda", "sim", "--op", "matvec",
+                     "--variant", "warp_shuffle", "--profile", "ci", *_sanitizer_flags())
+    assert rows["warp_shuffle"]["status"] == "pass", rows["warp_shuffle"]
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+
+
+def test_ci_run_fails_the_warp_synchronous_reduction_and_passes_its_twins(tmp_path):
+    meta = str(Path(__file__).resolve().parent / "meta")
+    from helpers import plugin_env
+    env = plugin_env(tmp_path / "site", {"hazard_warp": HAZARD_PLUGIN.format(meta=meta)}, base_env=_sim_env())
+    p, rows = _check(tmp_path, env, "hazard_warp", "--cuda", "sim", "--profile", "ci", *_sanitizer_flags())
+    out = p.stdout[-3000:] + p.stderr[-3000:]
+    assert set(rows) == {"warp_sync_reduction", "warp_sync_reduction_syncwarp", "warp_sync_reduction_shfl"}, out
+    bug = rows["warp_sync_reduction"]
+    assert bug["status"] == "fail", bug
+    races = [f for f in bug.get("findings") or [] if f["class"] == "shared-race"]
+    assert races and races[0]["kernel"].endswith("warp_sync") and races[0]["array"] == "s", bug
+    for twin in ("warp_sync_reduction_syncwarp", "warp_sync_reduction_shfl"):
+        assert rows[twin]["status"] == "pass", rows[twin]
+    assert p.returncode == 1, out
