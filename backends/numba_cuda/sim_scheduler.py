@@ -21,7 +21,14 @@ Measured (ci profile, seed 0, ``--jobs 1``, 2-core machine, same run with
 ``REFCONV_SIM_SCHEDULER=numba`` as the peer): ``refconv check --cuda sim --op filter2d`` 193.5 s
 -> 55.6 s, ``--op matvec`` 84.4 s -> 16.9 s; the one 9x9 ``tiled_halo`` case above 29 s -> 4.7 s.
 
-:func:`install` puts it in place of ``BlockManager.run``, :func:`arm` does so as soon as the simulator
+Because it sees every thread of the block, it also runs the warp-level operations that the
+simulator lacks (``shfl_*_sync``, votes, ``match_*_sync``, ``activemask``, ``syncwarp``; see
+:mod:`.sim_warps`): a thread at one is blocked like a thread at a barrier, and when every live
+thread is blocked with a warp group still incomplete, the group goes on without its missing lanes
+(``on_warp`` hears of it; the sanitizer's ``warp-mask`` finding).
+
+:func:`install` puts it in place of ``BlockManager.run`` (and the warp-level operations on the
+simulator's ``FakeCUDAModule``), :func:`arm` does so as soon as the simulator
 is imported, by anyone (idempotent; ``REFCONV_SIM_SCHEDULER=numba``
 keeps the simulator's own).  The sanitizer's scheduler is built on :func:`run_block` as well.
 Written against numba-cuda 0.30.4's ``simulator/kernel.py``; another version keeps the original.
