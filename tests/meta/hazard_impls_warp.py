@@ -146,4 +146,4 @@ HAZARDS = {name: Variant(op="matvec", backend=BACKEND, name=name, run=_make_run(
 FIXED = {"warp_sync_reduction": ("warp_sync_reduction_syncwarp", "warp_sync_reduction_shfl")}
 
 backend = Backend(name=BACKEND, variants=lambda: list(HAZARDS.values()), available=rc.reason,
-                  describe=rc.describe, target=rc.target)
+                  describe=rc.describe, target=rc.target, preflight=rc.preflight)
