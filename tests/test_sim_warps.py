@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("numba_cuda")
+#: simulator subprocesses and ``refconv check`` runs, like test_sim_scheduler: not the fast tier
+pytestmark = pytest.mark.slow
 CASES = Path(__file__).resolve().parent / "sim_warps_cases.py"
 FULL = 0xFFFFFFFF
 
