@@ -197,7 +197,7 @@ class WarpState:
     @staticmethod
     def _result(a, lane, members, vals, here):
         if a.kind == "shfl":
-            b = int(a.arg)
+            b = int(a.arg) & FULL                # PTX reads the lane operand as unsigned 32-bit
             src = {"idx": b & 31, "up": lane - b, "down": lane + b, "bfly": lane ^ b}[a.mode]
             ok = 0 <= src < WARP and src in vals
             v = vals[src] if ok else a.value
