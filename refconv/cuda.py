@@ -41,7 +41,7 @@ __all__ = ["configure", "mode", "is_sim", "cuda", "reason", "describe", "target"
 MODES = _env.CHOICES
 
 #: the finding classes the sanitizer reports (docs/sanitizer.md)
-SANITIZER_CLASSES = ("out-of-bounds", "shared-race", "barrier-divergence", "uninitialized-read")
+SANITIZER_CLASSES = ("out-of-bounds", "shared-race", "barrier-divergence", "uninitialized-read", "warp-mask")
 
 #: :func:`configure` takes this mode (``auto``/``gpu``/``sim``); the built-in backend calls it from
 #: its ``--cuda``/``--sanitize`` options.  A plugin never calls it: it would override the user's

@@ -80,6 +80,30 @@ res["threads_alive"] = threading.active_count()
 
 
 @cuda.jit
+def warp_sum(x, out):
+    v = x[cuda.threadIdx.x]
+    off = 16
+    while off > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, off)
+        off //= 2
+    out[cuda.threadIdx.x] = v
+
+
+w = np.zeros(64, np.float32)
+try:
+    warp_sum[1, 64](x[:64], w)
+    res["warp_sum"] = [float(w[0]), float(w[32])]
+except Exception as e:
+    res["warp_sum"] = f"{type(e).__name__}"
+res["warp_sum_expected"] = [float(x[:32].sum()), float(x[32:64].sum())]
+res["warps_supported"] = sim_scheduler.warps_supported()
+from numba.cuda.simulator import kernelapi  # noqa: E402
+sim_scheduler.uninstall()
+res["shfl_after_uninstall"] = hasattr(kernelapi.FakeCUDAModule, "shfl_down_sync")
+sim_scheduler.install()
+
+
+@cuda.jit
 def touch(x):
     x[cuda.threadIdx.x] = 1
 

@@ -121,13 +121,16 @@ def test_specialisations_cover_every_param_value():
     assert len(cc.specialisations(v, "all")) == 2 * 6
 
 
-def test_pytest_plugin_compile_flag_checks_a_gpu_only_variant_under_the_simulator(tmp_path):
+def test_pytest_plugin_compile_flag_checks_a_variant_that_cannot_run_here(tmp_path):
     """``--refconv-compile`` runs the compile check from pytest too; ``warp_shuffle`` cannot run
-    under the simulator (no shuffles) but is still compiled for sm_90 and says so in its skip."""
+    under the simulator without refconv's scheduler (``REFCONV_SIM_SCHEDULER=numba``: no warp
+    shuffles) but is still compiled for sm_90 and says so in its skip."""
     import subprocess
+    env = dict(os.environ, REFCONV_SIM_SCHEDULER="numba")
     p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--refconv", "--refconv-backend",
                         "numba_cuda", "--refconv-variant", "warp_shuffle", "--refconv-sanitize",
-                        "--refconv-compile", "-rs"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                        "--refconv-compile", "-rs"], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                       env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "1 skipped" in p.stdout and "preflight passed" in p.stdout, p.stdout[-3000:]
 

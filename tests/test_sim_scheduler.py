@@ -53,6 +53,18 @@ def test_an_error_names_thread_and_block(both):
     assert event["raised"].split(":")[0] == numba["raised"].split(":")[0]
 
 
+def test_warp_shuffles_run_on_refconvs_scheduler_only(both):
+    event, numba = both
+    assert event["warp_sum"] == event["warp_sum_expected"] and event["warps_supported"] is True
+    # the simulator's own scheduler has no warp-level operations (warp_shuffle: unavailable)
+    assert numba["warp_sum"] == "AttributeError" and numba["warps_supported"] is False
+
+
+def test_uninstall_takes_the_warp_operations_off_the_simulated_module(both):
+    event, _ = both
+    assert event["shfl_after_uninstall"] is False
+
+
 def test_threads_are_reused_not_leaked(both):
     event, _ = both
     # one pool of 64 and one of 8 / 10 threads at most, plus the main thread

@@ -7,8 +7,9 @@ the columns ``tid, tid+T, ...``, then a shared-memory tree reduction halves the 
 with a barrier after *every* step (the listing drops the barriers below a half-warp and relies on
 warp-synchronous execution, which is wrong since Volta's independent thread scheduling) and a
 barrier before the shared buffer is reused for the next row.  ``warp_shuffle``: one warp per row,
-reduced with ``cuda.shfl_down_sync``; the simulator has no warp shuffles, so it is unavailable
-there.  Sums are in the input dtype in the kernel's order; the spec's tolerance accepts any
+reduced with ``cuda.shfl_down_sync``; under the simulator refconv's scheduler gives the shuffle
+its CUDA meaning (``sim_warps``), and the variant is unavailable only when that scheduler is
+off (``REFCONV_SIM_SCHEDULER=numba``).  Sums are in the input dtype in the kernel's order; the spec's tolerance accepts any
 order and FMA contraction.
 """
 from __future__ import annotations
@@ -132,7 +133,11 @@ def _shfl_available(base):
         if why:
             return why
         if _env.is_sim():
-            return "the CUDA simulator has no warp shuffles (cuda.shfl_down_sync); run with --cuda gpu"
+            from .sim_scheduler import warps_supported
+            if not warps_supported():
+                return ("warp shuffles (cuda.shfl_down_sync) run under the CUDA simulator only on "
+                        "refconv's scheduler, which is off (REFCONV_SIM_SCHEDULER=numba or an "
+                        "unsupported numba-cuda); run with --cuda gpu")
         return None
     return avail
 
@@ -152,5 +157,5 @@ def variants():
         Variant(op="matvec", backend="numba_cuda", name="warp_shuffle", run=_make_run("warp_shuffle"),
                 supports=dict(SUPPORTS), params=(Param("threads", (32, 64, 128, 256), 128),),
                 available=_shfl_available(available), constraint=_fits("warp_shuffle"), origin=f"{ORIGIN} §5.2 (warp-level variant of code 6)",
-                doc="one warp per row, lanes stride over columns, shfl_down_sync tree reduction (GPU only)"),
+                doc="one warp per row, lanes stride over columns, shfl_down_sync tree reduction"),
     ]

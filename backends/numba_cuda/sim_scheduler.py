@@ -21,7 +21,14 @@ Measured (ci profile, seed 0, ``--jobs 1``, 2-core machine, same run with
 ``REFCONV_SIM_SCHEDULER=numba`` as the peer): ``refconv check --cuda sim --op filter2d`` 193.5 s
 -> 55.6 s, ``--op matvec`` 84.4 s -> 16.9 s; the one 9x9 ``tiled_halo`` case above 29 s -> 4.7 s.
 
-:func:`install` puts it in place of ``BlockManager.run``, :func:`arm` does so as soon as the simulator
+Because it sees every thread of the block, it also runs the warp-level operations that the
+simulator lacks (``shfl_*_sync``, votes, ``match_*_sync``, ``activemask``, ``syncwarp``; see
+:mod:`.sim_warps`): a thread at one is blocked like a thread at a barrier, and when every live
+thread is blocked with a warp group still incomplete, the group goes on without its missing lanes
+(``on_warp`` hears of it; the sanitizer's ``warp-mask`` finding).
+
+:func:`install` puts it in place of ``BlockManager.run`` (and the warp-level operations on the
+simulator's ``FakeCUDAModule``), :func:`arm` does so as soon as the simulator
 is imported, by anyone (idempotent; ``REFCONV_SIM_SCHEDULER=numba``
 keeps the simulator's own).  The sanitizer's scheduler is built on :func:`run_block` as well.
 Written against numba-cuda 0.30.4's ``simulator/kernel.py``; another version keeps the original.
@@ -36,6 +43,8 @@ from typing import Callable
 
 import numpy as np
 
+from .sim_warps import WarpState
+
 SUPPORTED_NUMBA_CUDA = ("0.30.4",)
 _state = {"installed": False, "original": None}
 
@@ -43,7 +52,7 @@ _state = {"installed": False, "original": None}
 class _Barrier:
     """The block's shared scheduling state, guarded by ``cond``."""
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, on_warp: Callable | None = None):
         lock = threading.Lock()
         self.cond = threading.Condition(lock)     # the scheduler waits here
         self.release = threading.Condition(lock)  # threads at a barrier wait here
@@ -51,6 +60,7 @@ class _Barrier:
         self.waiting = set()   # threads waiting at a barrier now
         self.generation = 0    # bumped at each release
         self.failed = None     # first thread that raised
+        self.warps = WarpState(lock, n, on_warp)  # threads at a warp-level operation
 
 
 class _Job:
@@ -99,6 +109,7 @@ def _thread_class():
                     seen, job = pool.serial, pool.job
                 self.blockIdx, self._manager, self._barrier = job.block_idx, job.manager, job.barrier
                 self.exception, self.abort, self.syncthreads_blocked = None, False, False
+                self._wsync, self._wsync_mask = 0, 0   # the last syncwarp taken part in (sim_warps)
                 if job.on_thread is not None:
                     job.on_thread(self)
                 try:
@@ -116,6 +127,7 @@ def _thread_class():
                     b.live -= 1
                     if self.exception and b.failed is None:
                         b.failed = self
+                    b.warps.exit(self)
                     b.cond.notify()
 
     return PoolBlockThread
@@ -166,14 +178,15 @@ def _pool_for(manager) -> _Pool:
 
 
 def run_block(manager, grid_point, args, on_release: Callable | None = None,
-              on_thread: Callable | None = None) -> None:
+              on_thread: Callable | None = None, on_warp: Callable | None = None) -> None:
     """Run one block of ``manager`` (a simulator ``BlockManager``) at ``grid_point``.
     ``on_release(threads, waiting)`` is called under the lock before each barrier release (the
     sanitizer checks divergence there); ``on_thread(t)`` in each thread before it starts the
-    block."""
+    block; ``on_warp(issue)`` under the lock for each misuse of a warp-level operation (a dict,
+    see :mod:`.sim_warps`; the sanitizer's ``warp-mask`` findings)."""
     pool = _pool_for(manager)
     threads = pool.threads
-    bar = _Barrier(len(threads))
+    bar = _Barrier(len(threads), on_warp)
     pool.submit(_Job(manager, grid_point, args, bar, on_thread))
     with bar.cond:
         while True:
@@ -183,9 +196,14 @@ def run_block(manager, grid_point, args, on_release: Callable | None = None,
                     t.syncthreads_blocked = False
                 bar.generation += 1
                 bar.release.notify_all()
+                bar.warps.abort()
                 break
             if bar.live == 0:
                 break
+            if bar.warps.npending and len(bar.waiting) + bar.warps.npending == bar.live:
+                # nobody can move: resolve activemask(), or let stuck warp groups go on
+                bar.warps.unblock()
+                continue
             if bar.waiting and len(bar.waiting) == bar.live:
                 if on_release is not None:
                     on_release(threads, set(bar.waiting))
@@ -228,6 +246,10 @@ def _patch(kk) -> bool:
     if os.environ.get("REFCONV_SIM_SCHEDULER", "event") == "numba" or not _version_ok():
         return False
     _state["original"] = kk.BlockManager.run
+    from numba.cuda.simulator import kernelapi
+    from .sim_warps import NAMES, install as install_warps
+    _state["warp_originals"] = {n: kernelapi.FakeCUDAModule.__dict__.get(n) for n in NAMES + ("popc",)}
+    install_warps(kernelapi.FakeCUDAModule)
 
     def run(self, grid_point, *args):
         run_block(self, grid_point, args)
@@ -286,6 +308,17 @@ def arm() -> None:
         sys.meta_path.insert(0, _ArmFinder())
 
 
+def warps_supported() -> bool:
+    """True when simulated launches in this process will have warp-level operations (refconv's
+    scheduler is, or will be, installed): without the simulator imported yet, judged from
+    ``REFCONV_SIM_SCHEDULER`` and the numba-cuda version."""
+    if _state["installed"]:
+        return True
+    if sys.modules.get(_KERNEL_MODULE) is not None:
+        return False
+    return os.environ.get("REFCONV_SIM_SCHEDULER", "event") != "numba" and _version_ok()
+
+
 def installed() -> bool:
     """True when simulated blocks run on :func:`run_block` in this process."""
     return _state["installed"]
@@ -295,4 +328,10 @@ def uninstall() -> None:
     if _state["installed"]:
         from numba.cuda.simulator import kernel as kk
         kk.BlockManager.run = _state["original"]
+        from numba.cuda.simulator import kernelapi
+        for name, f in _state.pop("warp_originals", {}).items():
+            if f is None:
+                delattr(kernelapi.FakeCUDAModule, name)
+            else:
+                setattr(kernelapi.FakeCUDAModule, name, f)
         _state["installed"] = False

@@ -13,6 +13,11 @@
 ``barrier-divergence``
     a ``syncthreads()`` not reached by every thread of the block (some finished, or threads wait
     at different ``syncthreads()`` calls).
+``warp-mask``
+    a warp-level operation (shuffle, vote, match, ``syncwarp``) whose mask names a lane that does
+    not exist or has exited, or that never arrives (it waits at a barrier), a lane calling with
+    a mask that leaves it out, or lanes meeting at different warp operations / masks
+    (``sim_warps``).
 ``uninitialized-read``
     a read of shared or local memory not written since the kernel started (per block for shared
     memory, per thread for local memory); the storage is also poisoned (NaN / 0xAB bytes).
@@ -22,7 +27,7 @@ See docs/sanitizer.md.
 from ._core import (SUPPORTED_NUMBA_CUDA, SanitizerWarning, current_launch, disable, enable,
                     history, is_enabled)
 
-CLASSES = ("out-of-bounds", "shared-race", "barrier-divergence", "uninitialized-read")
+CLASSES = ("out-of-bounds", "shared-race", "barrier-divergence", "uninitialized-read", "warp-mask")
 
 __all__ = ["enable", "disable", "is_enabled", "history", "SanitizerWarning", "CLASSES",
            "SUPPORTED_NUMBA_CUDA", "current_launch"]

@@ -40,8 +40,8 @@ def poison(a: np.ndarray) -> None:
 class Shadow:
     """Bookkeeping shared by an array and its views."""
 
-    __slots__ = ("kind", "name", "launch", "written", "race", "w_tid", "w_ep", "w_line",
-                 "r_tid", "r_ep", "r_line", "alloc_line", "size")
+    __slots__ = ("kind", "name", "launch", "written", "race", "w_tid", "w_ep", "w_line", "w_ws",
+                 "r_tid", "r_ep", "r_line", "r_ws", "alloc_line", "size")
 
     def __init__(self, kind, name, launch, size, *, track_init=False, track_race=False,
                  alloc_line=None):
@@ -56,9 +56,27 @@ class Shadow:
             self.w_tid = [-1] * size
             self.w_ep = [-1] * size
             self.w_line = [0] * size
+            self.w_ws = [0] * size     # the writer's syncwarp stamp at the write (sim_warps)
             self.r_tid = [-1] * size
             self.r_ep = [-1] * size
             self.r_line = [0] * size
+            self.r_ws = [0] * size     # the reader's stamp, or {tid: stamp} for several readers
+
+
+def _warp_ordered(t, tid, other, stamp) -> bool:
+    """True when the access of thread ``other`` (linear id) made with syncwarp stamp ``stamp`` is
+    ordered before the current access of thread ``t`` (linear id ``tid``) by a ``syncwarp``:
+    both in one warp, and ``t``'s last syncwarp came after that access and named ``other``'s lane.
+    (CUDA orders the shared accesses of the lanes of a warp only through ``__syncwarp`` since
+    Volta; only the last syncwarp of ``t`` is looked at.)"""
+    if other < 0 or other // 32 != tid // 32:
+        return False
+    return t._wsync > stamp and bool(t._wsync_mask >> (other % 32) & 1)
+
+
+def _readers_ordered(t, tid, readers) -> bool:
+    """:func:`_warp_ordered` for every reader (``{tid: stamp}``) other than ``t`` itself."""
+    return all(_warp_ordered(t, tid, r, s) for r, s in readers.items() if r != tid)
 
 
 class SanArray:
@@ -166,14 +184,21 @@ class SanArray:
             if not getattr(_ATOMIC, "on", False):
                 tid = t.thread_id
                 ep = st.launch.epoch
-                if st.w_ep[flat] == ep and st.w_tid[flat] != tid:
+                if (st.w_ep[flat] == ep and st.w_tid[flat] != tid
+                        and not _warp_ordered(t, tid, st.w_tid[flat], st.w_ws[flat])):
                     self._finding_race("read", key, flat, st.w_tid[flat], st.w_line[flat], "write")
                 if st.r_ep[flat] != ep:
                     st.r_ep[flat] = ep
                     st.r_tid[flat] = tid
                     st.r_line[flat] = _getframe(1).f_lineno
+                    st.r_ws[flat] = t._wsync
                 elif st.r_tid[flat] != tid:
-                    st.r_tid[flat] = MULTI
+                    if st.r_tid[flat] != MULTI:
+                        st.r_ws[flat] = {st.r_tid[flat]: st.r_ws[flat]}
+                        st.r_tid[flat] = MULTI
+                    st.r_ws[flat][tid] = t._wsync
+                elif type(st.r_ws[flat]) is int:
+                    st.r_ws[flat] = t._wsync
         return self._a[key]
 
     def __setitem__(self, idx, val):
@@ -194,15 +219,20 @@ class SanArray:
             if flat < 0:
                 return
         if st.race and not getattr(_ATOMIC, "on", False):
-            tid = _current_thread().thread_id
+            t = _current_thread()
+            tid = t.thread_id
             ep = st.launch.epoch
-            if st.w_ep[flat] == ep and st.w_tid[flat] != tid:
+            if (st.w_ep[flat] == ep and st.w_tid[flat] != tid
+                    and not _warp_ordered(t, tid, st.w_tid[flat], st.w_ws[flat])):
                 self._finding_race("write", key, flat, st.w_tid[flat], st.w_line[flat], "write")
-            elif st.r_ep[flat] == ep and st.r_tid[flat] != tid:
+            elif st.r_ep[flat] == ep and st.r_tid[flat] != tid and not (
+                    _readers_ordered(t, tid, st.r_ws[flat]) if st.r_tid[flat] == MULTI
+                    else _warp_ordered(t, tid, st.r_tid[flat], st.r_ws[flat])):
                 self._finding_race("write", key, flat, st.r_tid[flat], st.r_line[flat], "read")
             st.w_ep[flat] = ep
             st.w_tid[flat] = tid
             st.w_line[flat] = _getframe(1).f_lineno
+            st.w_ws[flat] = t._wsync
         if st.written is not None:
             st.written[flat] = 1
         self._a[key] = val

@@ -281,7 +281,18 @@ def _build_classes():
                 self._check_barrier(threads, waiting)
                 L.epoch += 1
 
-            run_block(self, grid_point, args, on_release=on_release, on_thread=on_thread)
+            run_block(self, grid_point, args, on_release=on_release, on_thread=on_thread,
+                      on_warp=self._warp_issue)
+
+        def _warp_issue(self, issue):
+            """A misuse of a warp-level operation (``sim_warps``): a ``warp-mask`` finding."""
+            L = self._launch
+            site = issue.get("site") or (None, None)
+            where = {"kernel": L.kernel, "block": L.block, "thread": tuple(issue["thread"].threadIdx),
+                     "file": site[0], "line": site[1]}
+            L.add("warp-mask", ("warp-mask", issue["kind"], issue["op"], site[1]), issue["message"],
+                  where, op=issue["op"], mask=issue["mask"], warp=issue["warp"], lanes=issue["lanes"],
+                  threads=[L.thread_of(t) for t in issue["threads"]], problem=issue["kind"])
 
         def _check_barrier(self, threads, blocked):
             L = self._launch
