@@ -50,9 +50,12 @@ OPTIONS = (
                   default="auto",
                   help="where numba_cuda kernels run: auto (the GPU if the CUDA driver reports "
                        "one, else the simulator), gpu, or sim (numba-cuda's CUDA simulator)"),
-    BackendOption(flag="--sanitize", dest="sanitize", is_flag=True, env="REFCONV_SANITIZE",
-                  help="run numba_cuda kernels under the simulator with the race / bounds / "
-                       "barrier sanitizer (forces the simulator)"),
+    BackendOption(flag="--sanitize", dest="sanitize", is_flag=True, env="REFCONV_SANITIZE", default="auto",
+                  help="hazard checks (shared races, out-of-bounds, barrier divergence, uninitialised "
+                       "reads): under the simulator refconv's sanitizer instruments every launch, on by "
+                       "default (--no-sanitize turns it off); on a GPU, --sanitize runs the kernels "
+                       "under NVIDIA compute-sanitizer and each variant's cases once more under the "
+                       "simulator sanitizer"),
     BackendOption(flag="--compile", dest="compile", is_flag=True,
                   help="compile every numba_cuda variant (and every numba-cuda plugin's whose "
                        "preflight is refconv.cuda.preflight) for the real target (NVVM/ptxas) "
