@@ -99,6 +99,29 @@ def test_every_hazard_has_a_class_and_a_fixed_twin_with_the_same_op():
         assert FIXED[name].name == HAZARDS[name].name + "_fixed"
 
 
+ARMING = r"""
+import sys
+import refconv.cuda as rc
+from refconv.backends.numba_cuda import sanitizer
+rc.configure("sim"{extra})
+assert "numba.cuda" not in sys.modules and not sanitizer.is_enabled()   # armed, nothing imported
+from numba import cuda                 # whoever imports the simulator first
+print("enabled", sanitizer.is_enabled(), "sanitizing", rc.sanitizing())
+"""
+
+
+@pytest.mark.parametrize("extra, expect", [("", "enabled True sanitizing True"),
+                                           (", sanitize=False", "enabled False sanitizing False")],
+                         ids=["default", "sanitize_false"])
+def test_the_sanitizer_is_armed_by_default_and_enabled_at_the_simulators_import(extra, expect):
+    """Configuring the simulator imports nothing (an OpenCL-only run pays nothing); the first import
+    of ``numba.cuda`` -- here a plain one, as a plugin may do -- enables the sanitizer."""
+    env = _clean_env(os.environ)
+    p = subprocess.run([sys.executable, "-c", ARMING.replace("{extra}", extra)], capture_output=True,
+                       text=True, timeout=300, env=env)
+    assert p.returncode == 0 and expect in p.stdout, p.stdout + p.stderr[-3000:]
+
+
 # ----------------------------------------------------------------------------- the command line
 
 @pytest.fixture(scope="module")
@@ -159,3 +182,19 @@ def test_no_sanitize_and_refconv_sanitize_0_give_the_plain_simulator(tmp_path):
                         "--seed", "0", "--quiet", "--no-save", "--json", "r.json", *extra, env=e, cwd=tmp_path)
         (row,) = json.loads((tmp_path / "r.json").read_text())["results"]
         assert p.returncode == 0 and row["status"] == "pass" and not row["findings"], p.stdout[-3000:]
+
+
+@pytest.mark.slow
+def test_the_pytest_plugin_fails_the_hazard_naming_its_class_and_passes_the_twin(tmp_path):
+    env = _clean_env(plugin_env(tmp_path / "site", {"hazards": PLUGIN}))
+    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--refconv", "--refconv-backend", "hazards",
+            "--refconv-variant", "negative_shared_index*", "--refconv-seed", "0", "--refconv-database", "none",
+            "--refconv-cuda", "sim", "-v"]
+    p = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-2000:]
+    assert "matvec/hazards/negative_shared_index FAILED" in p.stdout, p.stdout[-3000:]
+    assert "matvec/hazards/negative_shared_index_fixed PASSED" in p.stdout, p.stdout[-3000:]
+    assert "[out-of-bounds]" in p.stdout and "'class': 'out-of-bounds'" in p.stdout, p.stdout[-3000:]
+    p = subprocess.run(args + ["--refconv-no-sanitize"], cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
