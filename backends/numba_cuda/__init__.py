@@ -38,11 +38,18 @@ def configure(options):
 
 def preflight(variants, options):
     """``Backend.preflight`` (this backend's, and any numba-cuda plugin's through
-    :func:`refconv.cuda.preflight`): the compile check under ``--compile``, else nothing."""
-    if not (options or {}).get("compile"):
-        return {}
-    from .compile_check import preflight as _pf
-    return _pf(list(variants), options)
+    :func:`refconv.cuda.preflight`): the compile check under ``--compile``, and with ``--sanitize``
+    on a GPU the compute-sanitizer and simulator-sanitizer runs (``gpu_sanitizer``); else nothing."""
+    variants = list(variants)
+    out: dict = {}
+    if (options or {}).get("compile"):
+        from .compile_check import preflight as _pf
+        out = _pf(variants, options)
+    if _env.gpu_sanitizing():
+        from .gpu_sanitizer import preflight as _gs
+        for vid, found in _gs(variants, options).items():
+            out[vid] = list(out.get(vid, [])) + found
+    return out
 
 
 OPTIONS = (

@@ -169,6 +169,11 @@ def reason() -> str | None:
     want = _wanted()
     if want == "gpu" and not detect_gpu()[0]:
         return MissingTarget(f"--cuda gpu asked for, but {detect_gpu()[1]}")
+    if _state["gpu_sanitize"]:
+        from .gpu_sanitizer import missing
+        why = missing()
+        if why:
+            return MissingTarget(why)
     if "numba.cuda" in sys.modules:
         got = "sim" if _loaded_sim() else "gpu"
         if got != want:
