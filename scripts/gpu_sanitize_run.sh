@@ -30,15 +30,15 @@ cd /tmp
   python3 -c "import sys, numpy, numba, numba_cuda; print(sys.version.split()[0], 'numpy', numpy.__version__, 'numba', numba.__version__, 'numba-cuda', numba_cuda.__version__)"
   date -u; } 2>&1 | tee "$OUT/env.txt"
 R="python3 -m refconv"
-run() {  # name, then refconv check arguments
+run() {  # name, then refconv check arguments (T: seconds allowed, default 400)
   local name=$1; shift
-  /usr/bin/time -f "$name: %e s wall, %U s user" $R check --seed 0 --quiet --no-save --json "$OUT/$name.json" "$@" \
+  timeout ${T:-400} /usr/bin/time -f "$name: %e s wall, %U s user" $R check --seed 0 --quiet --no-save --json "$OUT/$name.json" "$@" \
     > "$OUT/$name.txt" 2>&1
   echo "$name: exit $?"; grep -E "^(fail|error|unavailable) |variants:|s wall" "$OUT/$name.txt" | cut -c1-400
 }
 run hazards_gpu_plain --backend 'hazards*' --cuda gpu
 run hazards_gpu_sanitize --backend 'hazards*' --cuda gpu --sanitize
-for op in ${@:-kron matvec conv2d}; do run builtin_${op}_gpu_sanitize --backend numba_cuda --op $op --cuda gpu --sanitize; done
 # compute-sanitizer missing: exit 2 with the reason
 env PATH=/usr/bin:/bin CUDA_HOME=/nonexistent $(command -v python3) -m refconv check --backend hazards --cuda gpu \
   --sanitize --variant global_oob > "$OUT/missing_tool.txt" 2>&1; echo "missing tool: exit $?"; tail -3 "$OUT/missing_tool.txt"
+for op in ${@:-kron matvec conv2d}; do T=${OP_T:-150} run builtin_${op}_gpu_sanitize --backend numba_cuda --op $op --cuda gpu --sanitize; done
