@@ -340,4 +340,4 @@ FIXED = {
 }
 
 backend = Backend(name="hazards", variants=lambda: [*HAZARDS.values(), *FIXED.values()], available=rc.reason,
-                  describe=rc.describe, target=rc.target)
+                  preflight=rc.preflight, describe=rc.describe, target=rc.target)
