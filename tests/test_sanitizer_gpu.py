@@ -115,14 +115,18 @@ def test_reports_are_attributed_to_the_case_running_when_they_were_printed():
     out = _child_out(("case A", "", {"status": "pass"}), ("case B", RACECHECK, {"status": "pass"}),
                      ("case C", "", {"status": "pass"}))
     found = gs._judge("matvec/x/v", "gpu", "racecheck", out, "", 0)
-    assert {f["case"] for f in found} == {"case B"} and all(f["where"] == "GPU" for f in found), found
+    errs = [f for f in found if f["class"] != "gpu-sanitizer-info"]
+    assert {f["case"] for f in errs} == {"case B"} and all(f["where"] == "GPU" for f in found), found
+    (info,) = [f for f in found if f["class"] == "gpu-sanitizer-info"]
+    assert info["cases"] == 3 and "3 case(s) run, 2 finding(s)" in info["message"], info
 
 
 def test_the_simulator_half_keeps_the_simulator_sanitizers_findings_with_their_case():
     f = {"class": "barrier-divergence", "message": "m", "kernel": "k", "line": 3}
     out = _child_out(("case A", "", {"status": "fail", "findings": [f]}), ("case B", "", {"status": "pass",
                                                                                           "findings": []}))
-    (g,) = gs._judge("conv2d/x/v", "sim", None, out, "", 0)
+    g, info = gs._judge("conv2d/x/v", "sim", None, out, "", 0)
+    assert info["class"] == "gpu-sanitizer-info" and info["cases"] == 2, info
     assert g["class"] == "barrier-divergence" and g["case"] == "case A" and g["where"] == "simulator", g
 
 
@@ -130,8 +134,16 @@ def test_the_simulator_half_keeps_the_simulator_sanitizers_findings_with_their_c
                          ids=["timed_out", "crashed_in_a_case", "ran_nothing"])
 def test_a_child_that_dies_or_runs_nothing_is_a_failure_finding_never_a_pass(rc, out):
     found = gs._judge("matvec/x/v", "gpu", "memcheck", out, "Segmentation fault", rc)
-    assert [f["class"] for f in found] == ["gpu-sanitizer-failed"], found
+    assert [f["class"] for f in found] == ["gpu-sanitizer-failed", "gpu-sanitizer-info"], found
     assert "matvec/x/v" in found[0]["message"]
+
+
+def test_a_variant_that_cannot_run_under_the_simulator_is_reported_not_failed():
+    out = _parse.UNAVAILABLE_MARK + json.dumps("the simulator has no warp shuffles") + "\n"
+    (f,) = gs._judge("matvec/numba_cuda/warp_shuffle", "sim", None, out, "", 0)
+    assert f["class"] == "gpu-sanitizer-info" and "no warp shuffles" in f["message"], f
+    from refconv.preflight import is_error
+    assert not is_error(f)
 
 
 def test_merge_sums_counts_per_class_tool_kernel_and_line():
@@ -174,4 +186,4 @@ def test_the_simulator_child_names_the_early_return_with_its_case(tmp_path):
     out, err, rc = p.stdout, p.stderr, p.returncode
     found = gs._judge("conv2d/hazards/early_return_barrier", "sim", None, out, err, rc)
     assert rc == 0 and "barrier-divergence" in [f["class"] for f in found], (found, err[-2000:])
-    assert all(f["case"].startswith("conv2d:") for f in found), found
+    assert all(f["case"].startswith("conv2d:") for f in found if f["class"] != "gpu-sanitizer-info"), found

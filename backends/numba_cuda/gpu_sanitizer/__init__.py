@@ -28,7 +28,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from ._parse import findings as tool_findings
-from ._parse import split_cases
+from ._parse import split_cases, unavailable
 
 #: the compute-sanitizer tools run, with their extra arguments
 TOOLS = {"memcheck": (), "racecheck": ("--racecheck-report", "hazard"), "synccheck": (), "initcheck": ()}
@@ -80,9 +80,14 @@ def _child(variant_id: str, where: str, examples: int, seed: int, tool: str | No
 
 
 def _judge(variant_id: str, where: str, tool: str | None, out: str, err: str, rc) -> list[dict]:
-    """The findings of one child's run (its cases' tool reports, or the simulator's findings)."""
+    """The findings of one child's run (its cases' tool reports, or the simulator's findings),
+    ending with a ``gpu-sanitizer-info`` report of what ran (a report, not an error)."""
     label = tool or "simulator sanitizer"
     found: list[dict] = []
+    skipped = unavailable(out) if rc == 0 else None
+    if skipped:
+        return [{"class": "gpu-sanitizer-info", "tool": label, "where": "simulator" if not tool else "GPU",
+                 "message": f"{label}: {variant_id} not run there: {skipped}"}]
     parts = split_cases(out)
     for case, text, result in parts:
         if tool:
@@ -99,6 +104,10 @@ def _judge(variant_id: str, where: str, tool: str | None, out: str, err: str, rc
         tail = (err or out).strip().splitlines()[-6:]
         found.append({"class": "gpu-sanitizer-failed", "tool": label, "where": "GPU" if tool else "simulator",
                       "message": f"{label} run of {variant_id} {why}: " + " | ".join(tail)[-600:]})
+    n_err = sum(1 for f in found if f["class"] != "gpu-sanitizer-failed")
+    found.append({"class": "gpu-sanitizer-info", "tool": label, "where": "GPU" if tool else "simulator",
+                  "cases": len(ran), "message": f"{label}: {len(ran)} case(s) run, "
+                                               f"{n_err and f'{n_err} finding(s)' or 'clean'}"})
     return found
 
 

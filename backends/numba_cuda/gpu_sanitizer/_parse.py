@@ -13,6 +13,7 @@ import re
 
 CASE_MARK = "@@refconv-case "
 RESULT_MARK = "@@refconv-result "
+UNAVAILABLE_MARK = "@@refconv-unavailable "
 PREFIX = "========="
 
 #: (regex over a report's first line, class); the first match wins
@@ -100,6 +101,14 @@ def findings(text: str, tool: str) -> list[dict]:
     return out
 
 
+def unavailable(stdout: str) -> str | None:
+    """The reason the child gave for not running the variant at all (it cannot run there), or None."""
+    for line in stdout.splitlines():
+        if line.startswith(UNAVAILABLE_MARK):
+            return json.loads(line[len(UNAVAILABLE_MARK):])
+    return None
+
+
 def split_cases(stdout: str) -> list[tuple[str, str, dict | None]]:
     """``[(case, text, result)]``: the child's stdout cut at its case markers; ``text`` is what was
     printed while that case ran (compute-sanitizer's reports included), ``result`` the child's
@@ -107,6 +116,8 @@ def split_cases(stdout: str) -> list[tuple[str, str, dict | None]]:
     out: list = []
     case, buf, result = None, [], None
     for line in stdout.splitlines():
+        if line.startswith(UNAVAILABLE_MARK):
+            continue
         if line.startswith(CASE_MARK):
             if case is not None:
                 out.append((case, "\n".join(buf), result))
