@@ -82,6 +82,19 @@ def test_each_tools_report_becomes_the_simulator_sanitizers_class(text, tool, cl
     assert "thread" in f and "block" in f
 
 
+@pytest.mark.parametrize("symbol", [
+    "matvec_tiled",
+    "cudapy::hazard_impls::_tiled::<locals>::matvec_tiled[abi:v1,cw51cXTLSUwv1sCUt9Uw1VEw0NRRQPKiLTj0gIGIFp_2b2o]"
+    "(Array<double, 2, C, mutable, aligned>, Array<double, 1, C, mutable, aligned>, long long, long long)",
+    "_ZN6cudapy12hazard_impls6_tiled12_3clocals_3e12matvec_tiledB2v1B96cw51cXTLSUwv1sCUt9Uw1VEw0NRRQPKiLTj0gIGIFp_2b2E5ArrayIdLi2E1C7mutable7alignedE",
+])
+def test_the_kernel_is_named_from_a_plain_demangled_or_mangled_symbol(symbol):
+    text = (f"========= Invalid __shared__ read of size 8 bytes\n=========     at {symbol}+0x2c0 in /x/h.py:168\n"
+            f"=========     by thread (0,0,0) in block (0,0,0)\n")
+    (f,) = _parse.findings(text, "memcheck")
+    assert f["kernel"] == "matvec_tiled" and f["line"] == 168, f
+
+
 def test_identical_reports_merge_with_a_count_and_the_summary_lines_are_not_findings():
     found = _parse.findings(MEMCHECK, "memcheck")
     assert len(found) == 1 and found[0]["count"] == 2 and found[0]["thread"] == "(7,3,0)", found

@@ -26,10 +26,29 @@ _CLASSES = (
 )
 _SKIP = re.compile(r"^(COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|Target application returned"
                    r"|Saved host backtrace|Host Frame|Program hit|This can happen|No error)", re.I)
-_KERNEL = re.compile(r"\bat (?:0x[0-9a-f]+ in )?([A-Za-z_][\w.$<>:]*?)(?:\+0x[0-9a-f]+)?(?: in |\s*$)")
+_KERNEL = re.compile(r"\bat (.+?)\+0x[0-9a-f]+")
 _LINE = re.compile(r"in (\S+?\.py):(\d+)")
 _THREAD = re.compile(r"thread \((\d+,\s*\d+,\s*\d+)\)", re.I)
 _BLOCK = re.compile(r"block \((\d+,\s*\d+,\s*\d+)\)", re.I)
+
+
+def kernel_name(symbol: str) -> str:
+    """The kernel's own name in a symbol as compute-sanitizer prints it, demangled or not:
+    ``cudapy::mod::f::<locals>::k[abi:...](Array<double, 1, C, mutable, aligned>, ...)`` -> ``k``,
+    ``_ZN6cudapy3mod1kB2v1E5ArrayIdLi1E...`` -> ``k`` (the last length-prefixed name)."""
+    name = re.split(r"[(\[]", symbol.strip(), maxsplit=1)[0].strip()
+    if name.startswith("_ZN"):                       # Itanium mangling: <len><name> pieces
+        parts, i, body = [], 3, name
+        while i < len(body) and body[i].isdigit():
+            j = i
+            while j < len(body) and body[j].isdigit():
+                j += 1
+            n = int(body[i:j])
+            parts.append(body[j:j + n])
+            i = j + n
+        if parts:
+            return re.sub(r"\$\d+$", "", parts[-1])
+    return name.split("::")[-1] or symbol
 
 
 def classify(header: str) -> str | None:
@@ -79,7 +98,8 @@ def findings(text: str, tool: str) -> list[dict]:
              "message": f"compute-sanitizer {tool}: {head}"}
         m = _KERNEL.search(" ".join(rep[1:]))
         if m:
-            f["kernel"] = m.group(1)
+            f["kernel"] = kernel_name(m.group(1))
+        f["report"] = rep[:8]
         m = _LINE.search(body)
         if m:
             f["file"], f["line"] = m.group(1), int(m.group(2))
