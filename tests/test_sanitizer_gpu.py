@@ -180,9 +180,14 @@ def test_a_missing_compute_sanitizer_is_a_reason_naming_where_it_was_looked_for(
     assert gs.find_tool() == str(tool) and gs.missing() is None
 
 
-def test_without_gpu_sanitize_the_preflight_runs_nothing():
-    from refconv.backends.numba_cuda import preflight
-    assert gs.preflight([object()], {}) == {} and preflight([], {}) == {}
+def test_without_gpu_sanitize_the_preflight_runs_nothing(monkeypatch):
+    from refconv.backends.numba_cuda import _env, preflight
+    monkeypatch.setattr(gs, "preflight", lambda *a: pytest.fail("the GPU sanitizer ran"))
+    monkeypatch.setitem(_env._state, "gpu_sanitize", False)
+    assert preflight([object()], {}) == {}
+    monkeypatch.setattr(gs, "preflight", lambda vs, o: {"x": [{"class": "shared-race"}]})
+    monkeypatch.setitem(_env._state, "gpu_sanitize", True)
+    assert preflight([object()], {}) == {"x": [{"class": "shared-race"}]}
 
 
 @pytest.mark.slow

@@ -124,11 +124,9 @@ def _merge(found: list[dict]) -> list[dict]:
 
 
 def preflight(variants, options) -> dict:
-    """``{variant_id: [finding dicts]}`` for every variant in ``variants`` when ``--sanitize`` runs on
-    a GPU (``{}`` otherwise)."""
-    from .. import _env
-    if not _env.gpu_sanitizing():
-        return {}
+    """``{variant_id: [finding dicts]}`` for every variant in ``variants``: the GPU and simulator
+    runs.  The backend's preflight calls it when ``--sanitize`` runs on a GPU
+    (``_env.gpu_sanitizing()``)."""
     variants = list(variants)
     if not variants:
         return {}
