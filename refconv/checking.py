@@ -279,9 +279,19 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
         findings=findings)
 
 
+def findings_summary(findings) -> str:
+    """One line naming every class among ``findings`` (in order of first appearance) and the
+    first finding, e.g. ``3 finding(s) [shared-race, uninitialized-read], first: [shared-race] ...``."""
+    classes = list(dict.fromkeys(str(f.get("class")) for f in findings))
+    f0 = findings[0]
+    return f"{len(findings)} finding(s) [{', '.join(classes)}], first: [{f0.get('class')}] {f0.get('message')}"
+
+
 def _conclude(res: ExampleResult, ok: bool, message: str, n_unwritten: int, unwritten_at, n_border: int,
               findings, unwritten_what: str = "never written (still poison)") -> ExampleResult:
     problems = []
+    if findings:   # first: the instrumentation names the cause, wrong values are its consequence
+        problems.append(findings_summary(findings))
     if not ok:
         problems.append(message)
     if n_unwritten:
@@ -290,9 +300,6 @@ def _conclude(res: ExampleResult, ok: bool, message: str, n_unwritten: int, unwr
             res.first_bad = unwritten_at
     if n_border:
         problems.append(f"{n_border} element(s) outside the declared interior were written")
-    if findings:
-        f0 = findings[0]
-        problems.append(f"{len(findings)} finding(s), first: [{f0.get('class')}] {f0.get('message')}")
     if problems:
         res.status = "fail"
         res.message = "; ".join(problems)

@@ -20,7 +20,7 @@ from .profiles import PROFILES
 from .render import STYLE, esc
 from .report import write_junit  # noqa: F401  (re-exported: refconv.cli.write_junit)
 from .session import (TOLERANCE_HELP, TOLERANCES, Session, UsageError, backend_options, env_tolerance,
-                      nothing_checked, option_flags, worker_count)
+                      negated_flag, nothing_checked, option_flags, worker_count)
 
 __all__ = ["main", "build_parser", "session_from", "UsageError", "worker_count", "write_junit"]
 
@@ -88,6 +88,8 @@ def _add_backend_options(p: argparse.ArgumentParser):
         help_ = f"[{bname}] {o.help}" + (f" (env {o.env})" if o.env else "")
         if o.is_flag:
             p.add_argument(o.flag, dest=o.dest, action="store_true", default=None, help=help_)
+            p.add_argument(negated_flag(o), dest=o.dest, action="store_false", default=None,
+                           help=f"[{bname}] turn {o.flag} off")
         else:
             p.add_argument(o.flag, dest=o.dest, choices=o.choices, default=None, metavar=(
                 "{" + ",".join(map(str, o.choices)) + "}" if o.choices else o.dest.upper()), help=help_)

@@ -5,7 +5,7 @@ A third-party plugin whose kernels are written with ``numba.cuda`` uses this mod
 exactly as the built-in backend does (docs/plugins.md, *Running, sanitizing and compile-checking
 your own kernels*):
 
-* **the mode** -- ``--cuda auto|gpu|sim`` (``REFCONV_CUDA``) and ``--sanitize`` are options of the
+* **the mode** -- ``--cuda auto|gpu|sim`` (``REFCONV_CUDA``) and ``--sanitize``/``--no-sanitize`` are options of the
   built-in ``numba_cuda`` backend, applied to the whole process before any backend's
   ``variants()`` is called: :func:`cuda` gives ``numba.cuda`` imported in that mode,
   :func:`reason` is the plugin's ``Backend.available`` (``MissingTarget`` when the user asked for
@@ -16,8 +16,10 @@ your own kernels*):
   kernel never writes comes back holding the checker's poison;
 * **the simulator scheduler** -- every simulated launch in the process runs on refconv's
   event-driven block scheduler (:func:`scheduler_installed`), whoever imports ``numba.cuda``;
-* **the sanitizer** -- under ``--sanitize`` every simulated launch is instrumented
-  (:func:`sanitizing`); findings reach the checker through :mod:`refconv.findings`;
+* **the sanitizer** -- every simulated launch is instrumented unless ``--no-sanitize``
+  (:func:`sanitizing`); findings reach the checker through :mod:`refconv.findings`; on a GPU,
+  ``--sanitize`` runs the kernels under NVIDIA compute-sanitizer (:func:`gpu_sanitizing`) through
+  :func:`preflight`;
 * **the compile check** -- ``Backend(preflight=refconv.cuda.preflight)`` compiles the plugin's
   kernels for a real GPU without one under ``--compile``.
 
@@ -34,7 +36,7 @@ from refconv.backends.numba_cuda import sim_scheduler as _sched
 
 __all__ = ["configure", "mode", "is_sim", "cuda", "reason", "describe", "target", "limits", "fits",
            "cdiv", "device_out", "copy_back", "to_device_poisoned", "from_device", "launch",
-           "scheduler_installed", "sanitizing", "SANITIZER_CLASSES", "preflight", "compile_check",
+           "scheduler_installed", "sanitizing", "gpu_sanitizing", "SANITIZER_CLASSES", "preflight", "compile_check",
            "float_ops", "MODES"]
 
 #: the values of ``--cuda`` / ``REFCONV_CUDA``
@@ -69,9 +71,9 @@ def cuda():
 def reason() -> str | None:
     """``Backend.available`` for a numba-cuda plugin: ``None`` when kernels can run here, a plain
     reason when they cannot (numba-cuda missing), a :class:`refconv.MissingTarget` when the
-    user's explicit choice cannot be honoured (``--cuda gpu`` without a GPU, ``--sanitize`` with
-    ``--cuda gpu``, ``numba.cuda`` imported in the other mode before the backends were
-    configured)."""
+    user's explicit choice cannot be honoured (``--cuda gpu`` without a GPU, ``--sanitize`` on a
+    GPU without compute-sanitizer, ``numba.cuda`` imported in the other mode before the backends
+    were configured)."""
     return _env.reason()
 
 
@@ -140,14 +142,22 @@ def scheduler_installed() -> bool:
 
 
 def sanitizing() -> bool:
-    """True under ``--sanitize``: every simulated launch in the process is instrumented, the
-    plugin's included (nothing to do in the plugin)."""
+    """True under the simulator unless ``--no-sanitize``: every simulated launch in the process is
+    instrumented, the plugin's included (nothing to do in the plugin)."""
     return _env.sanitizing()
+
+
+def gpu_sanitizing() -> bool:
+    """True under ``--cuda gpu --sanitize``: :func:`preflight` runs the plugin's variants under
+    NVIDIA compute-sanitizer and once more under the simulator sanitizer."""
+    return _env.gpu_sanitizing()
 
 
 def preflight(variants: Iterable, options: Mapping[str, Any] | None) -> dict:
     """A numba-cuda plugin's ``Backend.preflight``: under ``--compile`` (``options["compile"]``),
-    :func:`compile_check` of its variants; ``{}`` otherwise."""
+    :func:`compile_check` of its variants; under ``--sanitize`` on a GPU, the compute-sanitizer
+    and simulator-sanitizer runs of its variants (docs/sanitizer.md, *On a GPU*); ``{}``
+    otherwise."""
     return _preflight(variants, options)
 
 

@@ -54,5 +54,6 @@ def apply(result, findings: list) -> None:
         result.reason += f"; its preflight passed ({len(findings)} reports)"
     if errs and result.status in ("pass", "unavailable"):
         e = errs[0]
-        more = f" (+{len(errs) - 1} more)" if len(errs) > 1 else ""
+        classes = list(dict.fromkeys(str(f.get("class")) for f in errs))
+        more = (f" (+{len(errs) - 1} more; classes: {', '.join(classes)})" if len(errs) > 1 else "")
         result.status, result.reason = "fail", f"preflight: [{e.get('class')}] {e.get('message')}{more}"

@@ -76,6 +76,8 @@ def pytest_addoption(parser):
         flag = "--refconv-" + o.flag.lstrip("-")
         if o.is_flag:
             g.addoption(flag, dest=o.dest, action="store_true", default=None, help=f"[{bname}] {o.help}")
+            g.addoption("--refconv-no-" + o.flag.lstrip("-"), dest=o.dest, action="store_false", default=None,
+                        help=f"[{bname}] turn {flag} off")
         else:
             g.addoption(flag, dest=o.dest, choices=o.choices, default=None, help=f"[{bname}] {o.help}")
 

@@ -67,10 +67,24 @@ def _from_env(o: BackendOption):
     if raw in (None, ""):
         return None
     if o.is_flag:
+        if isinstance(o.default, str) and raw.lower() == o.default.lower():
+            return o.default
         return raw.lower() not in ("0", "false", "no", "off")
     if o.choices and raw not in o.choices:
         raise UsageError(f"environment {o.env}={raw!r} not accepted; accepted: {', '.join(map(str, o.choices))}")
     return raw
+
+
+def flag_default(o: BackendOption):
+    """The value of a flag option given neither on the command line nor in the environment:
+    ``True``/``False`` (``None`` counts as ``False``), or a declared third value such as
+    ``"auto"`` -- "not given: the backend decides"."""
+    return o.default if isinstance(o.default, str) else bool(o.default)
+
+
+def negated_flag(o: BackendOption) -> str:
+    """The ``--no-`` form of a flag option (``--sanitize`` -> ``--no-sanitize``)."""
+    return "--no-" + o.flag.lstrip("-")
 
 
 def configure_backends(values: Mapping) -> None:
@@ -89,10 +103,13 @@ def option_flags(values: Mapping) -> str:
         if o.dest not in values:
             continue
         v = values[o.dest]
-        default = bool(o.default) if o.is_flag else o.default
+        default = flag_default(o) if o.is_flag else o.default
         if v is None or v == default:
             continue
-        words.append(o.flag if o.is_flag else f"{o.flag} {v}")
+        if o.is_flag:
+            words.append(o.flag if v is True else negated_flag(o) if v is False else f"{o.flag}={v}")
+        else:
+            words.append(f"{o.flag} {v}")
     return " ".join(words)
 
 
@@ -127,7 +144,7 @@ class Session:
             if v is None:
                 v = self.recorded.get(o.dest)
             if v is None:
-                v = bool(o.default) if o.is_flag else o.default
+                v = flag_default(o) if o.is_flag else o.default
             vals[o.dest] = v
         return vals
 

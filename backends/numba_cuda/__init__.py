@@ -38,11 +38,18 @@ def configure(options):
 
 def preflight(variants, options):
     """``Backend.preflight`` (this backend's, and any numba-cuda plugin's through
-    :func:`refconv.cuda.preflight`): the compile check under ``--compile``, else nothing."""
-    if not (options or {}).get("compile"):
-        return {}
-    from .compile_check import preflight as _pf
-    return _pf(list(variants), options)
+    :func:`refconv.cuda.preflight`): the compile check under ``--compile``, and with ``--sanitize``
+    on a GPU the compute-sanitizer and simulator-sanitizer runs (``gpu_sanitizer``); else nothing."""
+    variants = list(variants)
+    out: dict = {}
+    if (options or {}).get("compile"):
+        from .compile_check import preflight as _pf
+        out = _pf(variants, options)
+    if _env.gpu_sanitizing():
+        from .gpu_sanitizer import preflight as _gs
+        for vid, found in _gs(variants, options).items():
+            out[vid] = list(out.get(vid, [])) + found
+    return out
 
 
 OPTIONS = (
@@ -50,9 +57,12 @@ OPTIONS = (
                   default="auto",
                   help="where numba_cuda kernels run: auto (the GPU if the CUDA driver reports "
                        "one, else the simulator), gpu, or sim (numba-cuda's CUDA simulator)"),
-    BackendOption(flag="--sanitize", dest="sanitize", is_flag=True, env="REFCONV_SANITIZE",
-                  help="run numba_cuda kernels under the simulator with the race / bounds / "
-                       "barrier sanitizer (forces the simulator)"),
+    BackendOption(flag="--sanitize", dest="sanitize", is_flag=True, env="REFCONV_SANITIZE", default="auto",
+                  help="hazard checks (shared races, out-of-bounds, barrier divergence, uninitialised "
+                       "reads): under the simulator refconv's sanitizer instruments every launch, on by "
+                       "default (--no-sanitize turns it off); on a GPU, --sanitize runs the kernels "
+                       "under NVIDIA compute-sanitizer and each variant's cases once more under the "
+                       "simulator sanitizer"),
     BackendOption(flag="--compile", dest="compile", is_flag=True,
                   help="compile every numba_cuda variant (and every numba-cuda plugin's whose "
                        "preflight is refconv.cuda.preflight) for the real target (NVVM/ptxas) "

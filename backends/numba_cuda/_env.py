@@ -2,8 +2,13 @@
 
 ``NUMBA_ENABLE_CUDASIM`` is read once, when ``numba.cuda`` is first imported, so the choice is
 made here *before* that import: :func:`configure` records the user's choice (``auto`` / ``gpu`` /
-``sim``, plus ``sanitize`` which forces the simulator), :func:`cuda` imports ``numba.cuda`` lazily
-with the environment set accordingly.  GPU detection never imports ``numba.cuda``: it loads the
+``sim``, plus ``sanitize``), :func:`cuda` imports ``numba.cuda`` lazily with the environment set
+accordingly.
+
+``sanitize`` (``--sanitize`` / ``--no-sanitize``, env ``REFCONV_SANITIZE``) is ``"auto"`` unless
+given: the simulator sanitizer is armed for every simulated launch (``"auto"`` and ``True``), never
+with ``False``; on a GPU, ``True`` also means "run the kernels under NVIDIA compute-sanitizer"
+(:mod:`refconv.backends.numba_cuda.gpu_sanitizer`), ``"auto"`` a plain GPU run.  GPU detection never imports ``numba.cuda``: it loads the
 driver (``libcuda.so.1``) with ctypes and asks ``cuInit`` / ``cuDeviceGetCount``.
 """
 from __future__ import annotations
@@ -15,7 +20,10 @@ import sys
 
 import numpy as np
 
-_state = {"cuda": "auto", "sanitize": False, "reason": None}
+_state = {"cuda": "auto", "sanitize": False, "gpu_sanitize": False, "reason": None}
+
+#: the values of the ``sanitize`` option: given (``True``/``False``) or not (``"auto"``)
+SANITIZE_CHOICES = (True, False, "auto")
 
 CHOICES = ("auto", "gpu", "sim")
 
@@ -46,39 +54,49 @@ def detect_gpu() -> tuple:
 
 def configure(options) -> None:
     """The backend's ``configure``: ``options["cuda"]`` (``--cuda``, else ``REFCONV_CUDA``, else
-    ``auto``) and ``options["sanitize"]`` (``--sanitize``)."""
+    ``auto``) and ``options["sanitize"]`` (``--sanitize`` / ``--no-sanitize``, else ``auto``)."""
     options = options or {}
+    sanitize = options.get("sanitize")
     set_mode(options.get("cuda") or os.environ.get("REFCONV_CUDA") or "auto",
-             sanitize=bool(options.get("sanitize")))
+             sanitize="auto" if sanitize is None else sanitize)
 
 
-def set_mode(choice: str = "auto", *, sanitize: bool = False) -> None:
+def set_mode(choice: str = "auto", *, sanitize="auto") -> None:
     """Fix where numba-cuda kernels run in this process, for every module that uses ``numba.cuda``:
     ``choice`` is ``auto`` (the GPU if the driver reports one, else the simulator), ``gpu`` or
-    ``sim``; ``sanitize`` forces the simulator and enables the sanitizer.
+    ``sim``.  ``sanitize``: ``"auto"`` (the default) arms the simulator sanitizer when the kernels
+    run on the simulator; ``True`` does the same, and on a GPU runs them under NVIDIA
+    compute-sanitizer; ``False`` runs plain.
 
     ``NUMBA_ENABLE_CUDASIM`` is set (and numba's config reloaded) *now*, so that a plugin that
     imports ``numba.cuda`` itself later -- in its ``variants()`` or ``run`` -- gets the same mode as
-    the built-in backend; under the simulator, refconv's event-driven block scheduler is armed
-    for the first simulated launch.  Once ``numba.cuda`` is imported the mode cannot change; a
-    different choice is then reported by :func:`reason`."""
+    the built-in backend; under the simulator, refconv's event-driven block scheduler and the
+    sanitizer are armed for the first simulated launch.  Once ``numba.cuda`` is imported the mode
+    cannot change; a different choice is then reported by :func:`reason`."""
     if choice not in CHOICES:
         raise ValueError(f"CUDA mode {choice!r}: expected one of {', '.join(CHOICES)}")
-    _state["cuda"], _state["sanitize"], _state["reason"] = choice, bool(sanitize), None
-    if sanitize:
-        if choice == "gpu":
-            _state["reason"] = "--sanitize runs under the CUDA simulator only; it cannot be combined with --cuda gpu"
-            return
-        _state["cuda"] = "sim"
-        try:
-            from .sanitizer import enable
-        except ImportError:
-            _state["reason"] = "sanitizer not installed"
-            return
-        _apply()
-        enable()
-        return
+    if sanitize not in SANITIZE_CHOICES:
+        raise ValueError(f"sanitize {sanitize!r}: expected True, False or 'auto'")
+    _state["cuda"], _state["reason"] = choice, None
+    _state["sanitize"] = _state["gpu_sanitize"] = False
     _apply()
+    on_sim = _wanted() == "sim"
+    try:
+        from . import sanitizer
+    except ImportError:  # pragma: no cover - shipped with the backend
+        if sanitize is True:
+            _state["reason"] = "sanitizer not installed"
+        return
+    if sanitize is False:
+        sanitizer.disarm()
+        sanitizer.disable()
+        return
+    if on_sim:
+        _state["sanitize"] = True
+        sanitizer.arm()
+    else:
+        sanitizer.disarm()
+        _state["gpu_sanitize"] = sanitize is True
 
 
 def _apply() -> None:
@@ -98,14 +116,20 @@ def _apply() -> None:
 
 
 def sanitizing() -> bool:
-    """True when ``--sanitize`` is on (every simulated launch is instrumented)."""
+    """True when every simulated launch is instrumented by the simulator sanitizer (under the
+    simulator, unless ``--no-sanitize``)."""
     if not _state["sanitize"]:
         return False
     try:
-        from .sanitizer import is_enabled
+        from .sanitizer import armed, is_enabled
     except ImportError:  # pragma: no cover
         return False
-    return is_enabled()
+    return armed() or is_enabled()
+
+
+def gpu_sanitizing() -> bool:
+    """True when ``--sanitize`` asked for NVIDIA compute-sanitizer around the GPU kernels."""
+    return _state["gpu_sanitize"]
 
 
 def mode() -> str:
@@ -133,8 +157,8 @@ def reason() -> str | None:
     """Why the backend cannot run as configured, or None.
 
     A :class:`refconv.MissingTarget` (``refconv check`` exits 2) when the user's own choice cannot
-    be honoured: ``--cuda gpu`` (or ``REFCONV_CUDA=gpu``) without a GPU, ``--sanitize`` with
-    ``--cuda gpu``, or ``numba.cuda`` already imported in the other mode.  The CUDA mode is
+    be honoured: ``--cuda gpu`` (or ``REFCONV_CUDA=gpu``) without a GPU, or ``numba.cuda``
+    already imported in the other mode.  The CUDA mode is
     process-wide and fixed by the first ``import numba.cuda``; when another module (typically a
     plugin importing ``numba.cuda`` at import time, before this backend was configured) made
     that import, no numba_cuda variant can run as asked, and skipping them as "unavailable" would
@@ -145,6 +169,11 @@ def reason() -> str | None:
     want = _wanted()
     if want == "gpu" and not detect_gpu()[0]:
         return MissingTarget(f"--cuda gpu asked for, but {detect_gpu()[1]}")
+    if _state["gpu_sanitize"]:
+        from .gpu_sanitizer import missing
+        why = missing()
+        if why:
+            return MissingTarget(why)
     if "numba.cuda" in sys.modules:
         got = "sim" if _loaded_sim() else "gpu"
         if got != want:
@@ -198,7 +227,8 @@ def describe() -> str:
         extra = " + sanitizer" if _state["sanitize"] else ""
         return f"CUDA simulator (numba-cuda {ver}){extra}"
     ok, name = detect_gpu()
-    return f"{name} (numba-cuda {ver})"
+    extra = " + compute-sanitizer" if _state["gpu_sanitize"] else ""
+    return f"{name} (numba-cuda {ver}){extra}"
 
 
 def sm_count() -> int:

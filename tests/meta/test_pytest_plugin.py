@@ -31,7 +31,7 @@ def test_failing_variant_reports_the_minimised_case_and_reproducer(tmp_path, bug
     assert "replay: refconv repro" in p.stdout
     saved = p.stdout.split("replay: refconv repro ", 1)[1].split()[0]   # the plugin's options are recorded too
     doc = json.loads((tmp_path / saved).read_text())
-    assert doc["backend_options"].get("sanitize") is False and doc["backend_options"].get("opencl") in ("auto", "pocl",
+    assert doc["backend_options"].get("sanitize") == "auto" and doc["backend_options"].get("opencl") in ("auto", "pocl",
                                                                                                     "oclgrind", "nvidia")
 
 

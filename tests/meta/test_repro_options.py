@@ -1,6 +1,7 @@
 """A reproducer records the backend options of the run that found it, and ``refconv repro``
 replays with them: a finding of ``--sanitize`` is found again by a replay that does not repeat
-the flag (it used to replay without the sanitizer and say "now: pass").  The command line and
+the flag (it used to replay without the sanitizer and say "now: pass"); the sanitizer is on by
+default under the simulator, and ``--no-sanitize`` / ``REFCONV_SANITIZE=0`` turn it off.  The command line and
 the environment still override what was recorded."""
 from __future__ import annotations
 
@@ -87,13 +88,27 @@ def test_the_environment_overrides_a_recorded_option(found):
 
 
 def test_a_reproducer_without_recorded_options_replays_with_the_defaults(found, tmp_path):
+    """The defaults sanitize every simulated launch (issue 23): a file written before options were
+    recorded finds the race again; ``--no-sanitize`` gives the plain simulator's pass."""
     env, _, files = found
     doc = json.loads(files[0].read_text())
     del doc["backend_options"], doc["tolerance"]      # a file written before options were recorded
     old = tmp_path / "old.json"
     old.write_text(json.dumps(doc))
     r = refconv_cli("repro", str(old), env=env)
-    assert r.returncode == 0 and "now: pass" in r.stdout and "options:" not in r.stdout, r.stdout[-3000:]
-    r = refconv_cli("repro", str(old), "--sanitize", env=env)   # the command line gives it back
-    assert r.returncode == 1 and "now: fail" in r.stdout and "options: --sanitize" in r.stdout, r.stdout[-3000:]
+    assert r.returncode == 1 and "now: fail" in r.stdout and "shared-race" in r.stdout, r.stdout[-3000:]
+    assert "options:" not in r.stdout, r.stdout[-3000:]
+    r = refconv_cli("repro", str(old), "--no-sanitize", env=env)   # the command line turns it off
+    assert r.returncode == 0 and "now: pass" in r.stdout and "options: --no-sanitize" in r.stdout, r.stdout[-3000:]
     assert os.path.exists(old)
+
+
+def test_a_plain_check_records_the_default_sanitize_and_finds_the_race(found, tmp_path):
+    """No flag at all: the simulator sanitizer is on by default, the race is named and the
+    reproducer records ``sanitize: "auto"`` (the default, which its replay re-applies)."""
+    env, _, _ = found
+    p = refconv_cli("check", "--backend", "racy", "--examples", "5", "--seed", "1", "--quiet",
+                    "--failures-dir", str(tmp_path / "fails"), env=env, cwd=tmp_path)
+    assert p.returncode == 1 and "shared-race" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
+    (f,) = sorted((tmp_path / "fails").glob("*.json"))
+    assert json.loads(f.read_text())["backend_options"]["sanitize"] == "auto"

@@ -50,6 +50,36 @@ def test_option_flags_are_the_non_default_values_as_typed(fake_options):
     assert sess.option_flags({"inst": True, "unknown": 3}) == "--inst"
 
 
+AUTO = [("fake", BackendOption(flag="--san", dest="san", help="", env="REFCONV_TEST_SAN", is_flag=True,
+                               default="auto"))]
+
+
+def test_a_flag_with_a_third_default_keeps_it_until_given(monkeypatch):
+    """A flag defaulting to ``"auto"`` ("not given: the backend decides") is ``"auto"`` unless the
+    command line (``--san`` / ``--no-san``), the environment or a reproducer says otherwise; its
+    command-line form names the ``--no-`` flag for ``False``."""
+    monkeypatch.setattr(sess, "backend_options", lambda: list(AUTO))
+    monkeypatch.delenv("REFCONV_TEST_SAN", raising=False)
+    S = sess.Session
+    assert S().option_values() == {"san": "auto"}
+    assert S(options={"san": False}).option_values() == {"san": False}
+    assert S(recorded={"san": True}).option_values() == {"san": True}
+    monkeypatch.setenv("REFCONV_TEST_SAN", "0")
+    assert S(recorded={"san": True}).option_values() == {"san": False}
+    monkeypatch.setenv("REFCONV_TEST_SAN", "auto")
+    assert S(recorded={"san": True}).option_values() == {"san": "auto"}
+    assert sess.option_flags({"san": "auto"}) == ""
+    assert sess.option_flags({"san": False}) == "--no-san" and sess.option_flags({"san": True}) == "--san"
+
+
+def test_the_command_line_gives_every_flag_a_no_form():
+    from refconv.cli import build_parser
+    ns = build_parser().parse_args(["check", "--no-sanitize", "--no-compile"])
+    assert ns.sanitize is False and ns.compile is False
+    ns = build_parser().parse_args(["check", "--sanitize"])
+    assert ns.sanitize is True and ns.compile is None
+
+
 def _matvec_twice(problem, out, **_):
     out[...] = 2 * (problem.inputs["m"].astype(np.float64) @ problem.inputs["v"].astype(np.float64))
 

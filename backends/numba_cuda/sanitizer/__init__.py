@@ -22,12 +22,14 @@
     a read of shared or local memory not written since the kernel started (per block for shared
     memory, per thread for local memory); the storage is also poisoned (NaN / 0xAB bytes).
 
-See docs/sanitizer.md.
+``arm()`` enables it as soon as the simulator is imported (what the ``numba_cuda`` backend does
+under the simulator unless ``--no-sanitize``).  See docs/sanitizer.md.
 """
+from ._arm import arm, armed, disarm
 from ._core import (SUPPORTED_NUMBA_CUDA, SanitizerWarning, current_launch, disable, enable,
                     history, is_enabled)
 
 CLASSES = ("out-of-bounds", "shared-race", "barrier-divergence", "uninitialized-read", "warp-mask")
 
-__all__ = ["enable", "disable", "is_enabled", "history", "SanitizerWarning", "CLASSES",
+__all__ = ["enable", "disable", "is_enabled", "arm", "disarm", "armed", "history", "SanitizerWarning", "CLASSES",
            "SUPPORTED_NUMBA_CUDA", "current_launch"]
