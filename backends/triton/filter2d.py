@@ -1,0 +1,58 @@
+"""filter2d in Triton: the uint8 integer path of seed 000 (int32 accumulator through float32,
+explicit saturation, shift, wrap or saturate) and the float32 path, both tiled: one program
+computes ``coarsen`` tiles of ``block_h x block_w`` outputs, side by side along x (the seed's
+coarsening factor), every channel of a planar image in its own program column (grid z)."""
+from __future__ import annotations
+
+import numpy as np
+
+from refconv.variant import Param, Range, Variant
+
+from . import kit
+
+ORIGIN = "seed 000 (Ozer & Demirci, 3x3 uint8 convolution: tiles, coarsening) in Triton; issue 25"
+BORDERS = {"valid": 0, "zero": 1, "replicate": 2}
+COMMON = {"flip": (False, True), "boundary": tuple(BORDERS), "c": Range(0), "kh": Range(1), "kw": Range(1),
+          "h": Range(1), "w": Range(1)}
+SUPPORTS_U8 = dict(COMMON, dtype=("uint8",), accumulator=("int",), shift=Range(0, 8), cast=("wrap", "saturate"),
+                   rounding=("trunc",), out_dtype=(None, "uint8"))
+SUPPORTS_F32 = dict(COMMON, dtype=("float32",), accumulator=(None, "float32"), out_dtype=(None, "float32"))
+PARAMS = (Param("block_h", (1, 2, 4, 8, 16), 8), Param("block_w", (1, 4, 8, 16, 32), 16),
+          Param("coarsen", (1, 2, 3, 4), 1), Param("num_warps", (1, 2, 4, 8), 4))
+
+
+def _run(name, integer):
+    def run(problem, out, block_h=8, block_w=16, coarsen=1, num_warps=4):
+        img = np.ascontiguousarray(problem.inputs["image"])
+        w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32)
+        C = 1 if img.ndim == 2 else img.shape[0]
+        H, W = img.shape[-2:]
+        KH, KW = w.shape
+        border = BORDERS[problem.option("boundary")]
+        Ho, Wo = (H - KH + 1, W - KW + 1) if border == 0 else (H, W)
+        if out.shape[-2:] != (Ho, Wo):
+            raise ValueError(f"filter2d/triton/{name}: output {out.shape}, expected (..., {Ho}, {Wo})")
+        if problem.option("flip"):
+            w = np.ascontiguousarray(w[::-1, ::-1])
+        shift = int(problem.option("shift")) if integer else 0
+        sat = int(problem.option("cast") == "saturate") if integer else 0
+        grid = (kit.cdiv(Wo, block_w * coarsen), kit.cdiv(Ho, block_h), C)
+        return kit.launch(kit.kernels().filter2d_tiled, grid, img, w, kit.OUT, H, W, Ho, Wo, shift, out=out,
+                          what=f"filter2d/triton/{name}", num_warps=num_warps,
+                          KH=KH, KW=KW, BORDER=border, INTEGER=integer, SAT=sat,
+                          BH=block_h, BW=block_w, CF=coarsen)
+    return run
+
+
+def variants() -> list[Variant]:
+    return [
+        Variant(op="filter2d", backend="triton", name="u8_tiled", run=_run("u8_tiled", True),
+                supports=SUPPORTS_U8, params=PARAMS, available=kit.available, origin=ORIGIN,
+                doc="uint8, any kh x kw: every tap acc = int(float(acc) + w*float(x)) in float32 with explicit "
+                    "int32 saturation (NaN -> 0), acc >> shift, explicit clamp (saturate) or & 255 (wrap); "
+                    "tiles of block_h x block_w outputs, coarsen tiles per program along x"),
+        Variant(op="filter2d", backend="triton", name="f32_tiled", run=_run("f32_tiled", False),
+                supports=SUPPORTS_F32, params=PARAMS, available=kit.available, origin=ORIGIN,
+                doc="float32 correlation in tap order (no FMA: enable_fp_fusion=False on the GPU), zero / "
+                    "replicate / valid borders by masked and clamped loads; tiles as u8_tiled"),
+    ]
