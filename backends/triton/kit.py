@@ -213,7 +213,7 @@ class HostArray:
             raise ValueError(f"HostArray {name or ''}: a C-contiguous array is needed, got strides {array.strides}")
         self.array = array
         self.name = name
-        self.dtype = _TORCH_LIKE.get(array.dtype.name, array.dtype)
+        self.dtype = array.dtype          # Triton's type mangling accepts NumPy dtypes
 
     def data_ptr(self) -> int:
         return self.array.ctypes.data
@@ -254,20 +254,6 @@ class HostArray:
         return self.array.itemsize
 
 
-class _Dt:
-    """A dtype Triton's type mangling reads like torch's (``str(dtype)`` = ``torch.<name>``)."""
-
-    def __init__(self, name, itemsize):
-        self.name = name
-        self.itemsize = itemsize
-
-    def __str__(self):
-        return f"torch.{self.name}"
-
-    __repr__ = __str__
-
-
-_TORCH_LIKE: dict = {}
 
 
 class _Out:

@@ -187,20 +187,21 @@ def checking(what: str, kernel: str, bufs: list):
                              int(unw.sum()))
         return ti.TensorHandle(which >= 0, tl.int1)
 
-    def masked_load(ptrs, mask, other, cache_modifier, eviction_policy, is_volatile):
+    # (the trailing arguments -- cache and eviction policies, volatility -- differ between versions)
+    def masked_load(ptrs, mask, *rest, **kw):
         mask = check(ptrs, mask, "load")
-        return cls.create_masked_load(b, ptrs, mask, other, cache_modifier, eviction_policy, is_volatile)
+        return cls.create_masked_load(b, ptrs, mask, *rest, **kw)
 
-    def masked_store(ptrs, value, mask, cache_modifier, eviction_policy):
+    def masked_store(ptrs, value, mask, *rest, **kw):
         mask = check(ptrs, mask, "store")
-        return cls.create_masked_store(b, ptrs, value, mask, cache_modifier, eviction_policy)
+        return cls.create_masked_store(b, ptrs, value, mask, *rest, **kw)
 
-    def dot(a, b_, d, input_precision, max_num_imprecise_acc):
+    def dot(a, b_, d, input_precision, *rest, **kw):
         if "TF32" in str(input_precision).upper() and "X3" not in str(input_precision).upper() \
                 and a.dtype.scalar == tl.float32 and b_.dtype.scalar == tl.float32:
             a = ti.TensorHandle(_round_tf32(a.data), a.dtype.scalar)
             b_ = ti.TensorHandle(_round_tf32(b_.data), b_.dtype.scalar)
-        return cls.create_dot(b, a, b_, d, input_precision, max_num_imprecise_acc)
+        return cls.create_dot(b, a, b_, d, input_precision, *rest, **kw)
 
     patched = {"create_masked_load": masked_load, "create_masked_store": masked_store, "create_dot": dot}
     for k, v in patched.items():
