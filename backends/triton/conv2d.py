@@ -33,7 +33,7 @@ def _geometry(problem):
     return x, w, b, bias is not None, (N, C, H, W, M, R, S, Ho, Wo, sh, sw, ph, pw, dh, dw)
 
 
-def _run_direct(problem, out, block_pixels=32, num_warps=4):
+def _run_direct(problem, out, block_pixels=128, num_warps=4):
     x, w, b, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sh, sw, ph, pw, dh, dw) = _geometry(problem)
     return kit.launch(kit.kernels().conv2d_direct, (kit.cdiv(Ho * Wo, block_pixels), N * M), x, w, b, kit.OUT,
                       C, H, W, M, Ho, Wo, sh, sw, ph, pw, dh, dw, out=out, what="conv2d/triton/direct",
@@ -49,18 +49,37 @@ def _run_igemm(problem, out, block_m=16, block_n=16, block_k=16, num_warps=4):
                       PRECISION="ieee")
 
 
+def _out_hw(problem):
+    d = problem.dims
+    (sh, sw), (ph, pw), (dh, dw) = (_pair(problem.option(k)) for k in ("stride", "padding", "dilation"))
+    return ((d["h"] + 2 * ph - dh * (d["r"] - 1) - 1) // sh + 1, (d["w"] + 2 * pw - dw * (d["s"] - 1) - 1) // sw + 1)
+
+
+def _constraint_direct(problem, p):
+    d = problem.dims
+    ho, wo = _out_hw(problem)
+    return kit.budget(kit.cdiv(max(ho * wo, 1), p["block_pixels"]) * d["n"] * d["m"], d["c"] * d["r"] * d["s"])
+
+
+def _constraint_igemm(problem, p):
+    d = problem.dims
+    ho, wo = _out_hw(problem)
+    programs = kit.cdiv(max(d["n"] * ho * wo, 1), p["block_m"]) * kit.cdiv(d["m"], p["block_n"])
+    return kit.budget(programs, kit.cdiv(d["c"] * d["r"] * d["s"], p["block_k"]))
+
+
 def variants() -> list[Variant]:
     return [
         Variant(op="conv2d", backend="triton", name="direct", run=_run_direct, supports=SUPPORTS,
-                params=(Param("block_pixels", (1, 8, 32, 128), 32), Param("num_warps", (1, 2, 4, 8), 4)),
-                available=kit.available, origin=ORIGIN,
+                params=(Param("block_pixels", (32, 128, 256), 128), Param("num_warps", (1, 2, 4, 8), 4)),
+                available=kit.available, constraint=_constraint_direct, origin=ORIGIN,
                 doc="one program per block_pixels output pixels of one (image, filter): the C*R*S taps in "
                     "order, masked zero padding, + bias"),
         Variant(op="conv2d", backend="triton", name="implicit_gemm", run=_run_igemm,
                 supports=dict(SUPPORTS, dtype=("float32",)),
                 params=(Param("block_m", (16, 32), 16), Param("block_n", (16, 32), 16),
                         Param("block_k", (16, 32), 16), Param("num_warps", (1, 2, 4), 4)),
-                available=kit.available, origin=ORIGIN,
+                available=kit.available, constraint=_constraint_igemm, origin=ORIGIN,
                 doc="implicit GEMM: (N*Ho*Wo) x (C*R*S) gathered patches times the (C*R*S) x M filters "
                     "with tl.dot(input_precision='ieee') in block_m x block_n x block_k tiles, + bias"),
     ]

@@ -17,7 +17,7 @@ COMMON = {"flip": (False, True), "boundary": tuple(BORDERS), "c": Range(0), "kh"
 SUPPORTS_U8 = dict(COMMON, dtype=("uint8",), accumulator=("int",), shift=Range(0, 8), cast=("wrap", "saturate"),
                    rounding=("trunc",), out_dtype=(None, "uint8"))
 SUPPORTS_F32 = dict(COMMON, dtype=("float32",), accumulator=(None, "float32"), out_dtype=(None, "float32"))
-PARAMS = (Param("block_h", (1, 2, 4, 8, 16), 8), Param("block_w", (1, 4, 8, 16, 32), 16),
+PARAMS = (Param("block_h", (2, 4, 8, 16), 8), Param("block_w", (4, 8, 16, 32), 16),
           Param("coarsen", (1, 2, 3, 4), 1), Param("num_warps", (1, 2, 4, 8), 4))
 
 
@@ -29,9 +29,11 @@ def _run(name, integer):
         H, W = img.shape[-2:]
         KH, KW = w.shape
         border = BORDERS[problem.option("boundary")]
-        Ho, Wo = (H - KH + 1, W - KW + 1) if border == 0 else (H, W)
+        Ho, Wo = (max(H - KH + 1, 0), max(W - KW + 1, 0)) if border == 0 else (H, W)
         if out.shape[-2:] != (Ho, Wo):
             raise ValueError(f"filter2d/triton/{name}: output {out.shape}, expected (..., {Ho}, {Wo})")
+        if out.size == 0:                   # an image smaller than the kernel: nothing to compute
+            return out
         if problem.option("flip"):
             w = np.ascontiguousarray(w[::-1, ::-1])
         shift = int(problem.option("shift")) if integer else 0
@@ -44,15 +46,24 @@ def _run(name, integer):
     return run
 
 
+def _constraint(problem, p):
+    d = problem.dims
+    valid = problem.option("boundary") == "valid"
+    ho = max(d["h"] - d["kh"] + 1, 0) if valid else d["h"]
+    wo = max(d["w"] - d["kw"] + 1, 0) if valid else d["w"]
+    programs = kit.cdiv(wo, p["block_w"] * p["coarsen"]) * kit.cdiv(ho, p["block_h"]) * max(d["c"], 1)
+    return kit.budget(programs, p["coarsen"] * d["kh"] * d["kw"])
+
+
 def variants() -> list[Variant]:
     return [
         Variant(op="filter2d", backend="triton", name="u8_tiled", run=_run("u8_tiled", True),
-                supports=SUPPORTS_U8, params=PARAMS, available=kit.available, origin=ORIGIN,
+                supports=SUPPORTS_U8, params=PARAMS, available=kit.available, constraint=_constraint, origin=ORIGIN,
                 doc="uint8, any kh x kw: every tap acc = int(float(acc) + w*float(x)) in float32 with explicit "
                     "int32 saturation (NaN -> 0), acc >> shift, explicit clamp (saturate) or & 255 (wrap); "
                     "tiles of block_h x block_w outputs, coarsen tiles per program along x"),
         Variant(op="filter2d", backend="triton", name="f32_tiled", run=_run("f32_tiled", False),
-                supports=SUPPORTS_F32, params=PARAMS, available=kit.available, origin=ORIGIN,
+                supports=SUPPORTS_F32, params=PARAMS, available=kit.available, constraint=_constraint, origin=ORIGIN,
                 doc="float32 correlation in tap order (no FMA: enable_fp_fusion=False on the GPU), zero / "
                     "replicate / valid borders by masked and clamped loads; tiles as u8_tiled"),
     ]

@@ -363,6 +363,26 @@ def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
     return None
 
 
+#: under the interpreter, the most program-steps (programs x iterations of a kernel's main loop)
+#: one launch may take: the interpreter costs about a millisecond per step (Triton's semantic
+#: layer, not NumPy, dominates), so variants declare larger problems / smaller blocks invalid there
+#: through :func:`budget` (env ``REFCONV_TRITON_BUDGET``).  Not a limit on the GPU.
+BUDGET = 512
+
+
+def budget(programs: int, steps: int = 1) -> str | None:
+    """For a variant's ``constraint``: why ``programs`` programs of ``steps`` main-loop iterations
+    each are too costly for the interpreter (None on the GPU, or when they fit)."""
+    if not interpreted():
+        return None
+    limit = int(os.environ.get("REFCONV_TRITON_BUDGET", BUDGET))
+    cost = int(programs) * max(int(steps), 1)
+    if cost > limit:
+        return (f"{programs} programs x {steps} steps = {cost} program-steps; the Triton interpreter runs at "
+                f"most {limit} per launch (REFCONV_TRITON_BUDGET)")
+    return None
+
+
 def cdiv(a: int, b: int) -> int:
     """``ceil(a / b)`` for program counts."""
     return -(-int(a) // int(b))

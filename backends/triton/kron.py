@@ -12,7 +12,7 @@ from . import kit
 ORIGIN = "seed 003 (Kronecker product of large dense matrices on the GPU) in Triton; issue 25"
 SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
             "p": Range(1), "q": Range(1)}
-TILE = (Param("block_r", (1, 4, 16, 32), 16), Param("block_c", (1, 8, 32, 64), 32),
+TILE = (Param("block_r", (2, 4, 16, 32), 16), Param("block_c", (4, 8, 32, 64), 32),
         Param("num_warps", (1, 2, 4, 8), 4))
 
 
@@ -40,10 +40,16 @@ def _run_streamed(problem, out, block_r=16, block_c=32, rows_per_block=8, num_wa
         out.write(r0, stage)
 
 
+def _constraint(problem, p):
+    d = problem.dims
+    rows = min(p.get("rows_per_block", d["m"] * d["p"]), d["m"] * d["p"])
+    return kit.budget(kit.cdiv(rows, p["block_r"]) * kit.cdiv(d["n"] * d["q"], p["block_c"]))
+
+
 def variants() -> list[Variant]:
     mk = lambda name, run, params, doc, output="array": Variant(
         op="kron", backend="triton", name=name, run=run, supports=SUPPORTS, params=params,
-        available=kit.available, output=output, origin=ORIGIN, doc=doc)
+        available=kit.available, output=output, constraint=_constraint, origin=ORIGIN, doc=doc)
     return [
         mk("single_launch", _run_single, TILE,
            "one launch of block_r x block_c tiles over the (m*p) x (n*q) output: C[r, s] = A[r//p, s//q] * B[r%p, s%q]"),

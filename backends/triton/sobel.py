@@ -11,9 +11,9 @@ from . import kit
 
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: Sobel section) in Triton; issue 25"
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
-            "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": (None, "uint8"),
+            "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
             "cast": ("saturate", "wrap"), "rounding": ("trunc", "nearest-even")}
-PARAMS = (Param("block_h", (1, 2, 4, 8, 16), 8), Param("block_w", (1, 4, 8, 16, 32), 16),
+PARAMS = (Param("block_h", (2, 4, 8, 16), 8), Param("block_w", (4, 8, 16, 32), 16),
           Param("num_warps", (1, 2, 4, 8), 4))
 
 
@@ -31,8 +31,13 @@ def _run(problem, out, block_h=8, block_w=16, num_warps=4):
                       WRAP=o("cast") == "wrap", BH=block_h, BW=block_w)
 
 
+def _constraint(problem, p):
+    d = problem.dims
+    return kit.budget(kit.cdiv(d["w"] - 2, p["block_w"]) * kit.cdiv(d["h"] - 2, p["block_h"]), 12)
+
+
 def variants() -> list[Variant]:
     return [Variant(op="sobel", backend="triton", name="tiled", run=_run, supports=SUPPORTS, params=PARAMS,
-                    available=kit.available, origin=ORIGIN,
+                    available=kit.available, constraint=_constraint, origin=ORIGIN,
                     doc="Gx, Gy in the spec's tap order in float32 (zero taps skipped), |Gx|+|Gy| or "
                         "sqrt_rn(Gx^2+Gy^2), trunc or half-even rounding, explicit clamp / wrap to uint8")]
