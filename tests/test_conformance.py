@@ -20,6 +20,7 @@ TARGETS = {
     "numba_cuda-sanitize": ["--backend", "numba_cuda", "--sanitize", "--compile", "--examples", "8"],
     "opencl-pocl": ["--backend", "opencl", "--opencl", "pocl"],
     "opencl-oclgrind": ["--backend", "opencl", "--opencl", "oclgrind", "--examples", "8"],
+    "triton-interpret": ["--backend", "triton", "--triton", "interpret"],
 }
 
 

@@ -326,12 +326,14 @@ def tribug(tmp_path_factory):
     return p, {r["variant"].split("/")[-1]: r for r in report["results"]}
 
 
+@pytest.mark.slow
 def test_the_plugins_correct_kernels_pass(tribug):
     p, res = tribug
     for name in ("matvec_ok", "box_ok"):
         assert res[name]["status"] == "pass", (name, res[name], p.stdout + p.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, access, array", [("unmasked_load", "load", "img"),
                                                   ("unmasked_store", "store", "out")])
 def test_the_plugins_unmasked_accesses_are_named_out_of_bounds(tribug, name, access, array):
@@ -343,6 +345,7 @@ def test_the_plugins_unmasked_accesses_are_named_out_of_bounds(tribug, name, acc
     assert "rcplug_tribug.py:" in oob[0]["line"], oob[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["plain_cast", "drops_last_block", "tf32_dot"])
 def test_the_plugins_wrong_arithmetic_fails_the_check(tribug, name):
     p, res = tribug
