@@ -10,6 +10,12 @@ from refconv.variant import Param, Range, Variant
 
 from . import kit
 
+
+def _kern():
+    """The kernels module (imports triton: at the first launch only)."""
+    from . import _kernels
+    return _kernels
+
 ORIGIN = "seed 004 (cuconv: direct convolution, filters [M][C][R][S]) in Triton; issue 25"
 SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1), "c": Range(1),
             "h": Range(1), "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1),
@@ -35,7 +41,7 @@ def _geometry(problem):
 
 def _run_direct(problem, out, block_pixels=128, num_warps=4):
     x, w, b, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sh, sw, ph, pw, dh, dw) = _geometry(problem)
-    return kit.launch(kit.kernels().conv2d_direct, (kit.cdiv(Ho * Wo, block_pixels), N * M), x, w, b, kit.OUT,
+    return kit.launch(_kern().conv2d_direct, (kit.cdiv(Ho * Wo, block_pixels), N * M), x, w, b, kit.OUT,
                       C, H, W, M, Ho, Wo, sh, sw, ph, pw, dh, dw, out=out, what="conv2d/triton/direct",
                       num_warps=num_warps, R=R, S=S, HAS_BIAS=has_bias, BP=block_pixels)
 
@@ -43,7 +49,7 @@ def _run_direct(problem, out, block_pixels=128, num_warps=4):
 def _run_igemm(problem, out, block_m=16, block_n=16, block_k=16, num_warps=4):
     x, w, b, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sh, sw, ph, pw, dh, dw) = _geometry(problem)
     grid = (kit.cdiv(N * Ho * Wo, block_m), kit.cdiv(M, block_n))
-    return kit.launch(kit.kernels().conv2d_igemm, grid, x, w, b, kit.OUT, N, C, H, W, M, Ho, Wo,
+    return kit.launch(_kern().conv2d_igemm, grid, x, w, b, kit.OUT, N, C, H, W, M, Ho, Wo,
                       sh, sw, ph, pw, dh, dw, C * R * S, out=out, what="conv2d/triton/implicit_gemm",
                       num_warps=num_warps, R=R, S=S, HAS_BIAS=has_bias, BM=block_m, BN=block_n, BK=block_k,
                       PRECISION="ieee")

@@ -10,6 +10,12 @@ from refconv.variant import Param, Range, Variant
 
 from . import kit
 
+
+def _kern():
+    """The kernels module (imports triton: at the first launch only)."""
+    from . import _kernels
+    return _kernels
+
 ORIGIN = "seed 000 (Ozer & Demirci, 3x3 uint8 convolution: tiles, coarsening) in Triton; issue 25"
 BORDERS = {"valid": 0, "zero": 1, "replicate": 2}
 COMMON = {"flip": (False, True), "boundary": tuple(BORDERS), "c": Range(0), "kh": Range(1), "kw": Range(1),
@@ -39,7 +45,7 @@ def _run(name, integer):
         shift = int(problem.option("shift")) if integer else 0
         sat = int(problem.option("cast") == "saturate") if integer else 0
         grid = (kit.cdiv(Wo, block_w * coarsen), kit.cdiv(Ho, block_h), C)
-        return kit.launch(kit.kernels().filter2d_tiled, grid, img, w, kit.OUT, H, W, Ho, Wo, shift, out=out,
+        return kit.launch(_kern().filter2d_tiled, grid, img, w, kit.OUT, H, W, Ho, Wo, shift, out=out,
                           what=f"filter2d/triton/{name}", num_warps=num_warps,
                           KH=KH, KW=KW, BORDER=border, INTEGER=integer, SAT=sat,
                           BH=block_h, BW=block_w, CF=coarsen)

@@ -387,10 +387,3 @@ def cdiv(a: int, b: int) -> int:
     """``ceil(a / b)`` for program counts."""
     return -(-int(a) // int(b))
 
-
-def kernels():
-    """The built-in kernels module (``refconv.backends.triton._kernels``), imported on first use
-    so that importing the backend never imports triton."""
-    mode()
-    from . import _kernels
-    return _kernels

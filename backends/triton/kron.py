@@ -9,6 +9,12 @@ from refconv.variant import Param, Range, Variant
 
 from . import kit
 
+
+def _kern():
+    """The kernels module (imports triton: at the first launch only)."""
+    from . import _kernels
+    return _kernels
+
 ORIGIN = "seed 003 (Kronecker product of large dense matrices on the GPU) in Triton; issue 25"
 SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),
             "p": Range(1), "q": Range(1)}
@@ -24,14 +30,14 @@ def _ab(problem):
 def _run_single(problem, out, block_r=16, block_c=32, num_warps=4):
     a, b, (m, n), (p, q) = _ab(problem)
     grid = (kit.cdiv(m * p, block_r), kit.cdiv(n * q, block_c))
-    return kit.launch(kit.kernels().kron_tiles, grid, a, b, kit.OUT, 0, m * p, n, p, q, out=out,
+    return kit.launch(_kern().kron_tiles, grid, a, b, kit.OUT, 0, m * p, n, p, q, out=out,
                       what="kron/triton/single_launch", num_warps=num_warps, BR=block_r, BC=block_c)
 
 
 def _run_streamed(problem, out, block_r=16, block_c=32, rows_per_block=8, num_warps=4):
     """``out`` is a :class:`refconv.sink.RowSink`: rows_per_block rows of C per launch."""
     a, b, (m, n), (p, q) = _ab(problem)
-    k = kit.kernels().kron_tiles
+    k = _kern().kron_tiles
     for r0 in range(0, m * p, rows_per_block):
         nr = min(rows_per_block, m * p - r0)
         stage = out.poisoned(nr)

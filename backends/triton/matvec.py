@@ -8,6 +8,12 @@ from refconv.variant import Param, Range, Variant
 
 from . import kit
 
+
+def _kern():
+    """The kernels module (imports triton: at the first launch only)."""
+    from . import _kernels
+    return _kernels
+
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: matrix-vector, one block per rows) in Triton; issue 25"
 SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
 PARAMS = (Param("block_rows", (2, 4, 16, 64), 16), Param("block_cols", (4, 16, 32, 128), 32),
@@ -18,7 +24,7 @@ def _run(problem, out, block_rows=16, block_cols=32, num_warps=4):
     m = np.ascontiguousarray(problem.inputs["m"])
     v = np.ascontiguousarray(problem.inputs["v"])
     R, C = m.shape
-    return kit.launch(kit.kernels().matvec_rows, (kit.cdiv(R, block_rows),), m, v, kit.OUT, R, C, out=out,
+    return kit.launch(_kern().matvec_rows, (kit.cdiv(R, block_rows),), m, v, kit.OUT, R, C, out=out,
                       what="matvec/triton/row_block", num_warps=num_warps, BR=block_rows, BC=block_cols)
 
 

@@ -9,6 +9,12 @@ from refconv.variant import Param, Range, Variant
 
 from . import kit
 
+
+def _kern():
+    """The kernels module (imports triton: at the first launch only)."""
+    from . import _kernels
+    return _kernels
+
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: Sobel section) in Triton; issue 25"
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
@@ -25,7 +31,7 @@ def _run(problem, out, block_h=8, block_w=16, num_warps=4):
         raise ValueError(f"sobel/triton/tiled: output {out.shape} {out.dtype}, expected ({Ho}, {Wo}) uint8")
     o = problem.option
     ch = 0 if img.ndim == 2 else img.shape[2]
-    return kit.launch(kit.kernels().sobel_tiled, (kit.cdiv(Wo, block_w), kit.cdiv(Ho, block_h)),
+    return kit.launch(_kern().sobel_tiled, (kit.cdiv(Wo, block_w), kit.cdiv(Ho, block_h)),
                       img, kit.OUT, H, W, Ho, Wo, out=out, what="sobel/triton/tiled", num_warps=num_warps,
                       CH=ch, L2=o("magnitude") == "l2", RNE=o("rounding") == "nearest-even",
                       WRAP=o("cast") == "wrap", BH=block_h, BW=block_w)
