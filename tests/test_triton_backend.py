@@ -133,7 +133,7 @@ def test_a_far_address_is_reported_instead_of_crashing_the_process():
 
     out, found = _launch(far, n=4, B=4)
     (f,) = found
-    assert f["class"] == "out-of-bounds" and f["index"] == 1000000000, f
+    assert f["class"] == "out-of-bounds" and f["array"] == "src" and f["index"] == 1000000000, f
 
 
 def test_reading_output_the_kernel_has_not_written_is_an_uninitialized_read():

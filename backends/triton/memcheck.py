@@ -8,7 +8,8 @@ must address bytes inside one of the launch's buffers; lanes masked off are neve
 masked tail is the correct idiom).  Findings (through :func:`refconv.findings.report`, so they
 fail the example being checked):
 
-* ``out-of-bounds`` -- an active lane outside every buffer: the nearest buffer, the element index
+* ``out-of-bounds`` -- an active lane outside every buffer: the buffer the pointer was derived
+  from (tracked through pointer additions; the nearest buffer where that was lost), the element index
   it would be (negative, or past the end), the load or store, the kernel, program id and the
   kernel's source line.  The access is *not* performed (the lane is masked off: a load gives 0),
   so a bad kernel can neither corrupt the process nor crash it;
@@ -157,7 +158,7 @@ def checking(what: str, kernel: str, bufs: list):
         if bad.any():
             lanes = np.flatnonzero(bad.reshape(-1))
             a = int(addr.reshape(-1)[lanes[0]])
-            buf = run.nearest(a)
+            buf = getattr(ptrs, "_rc_buf", None) or run.nearest(a)
             run.note("out-of-bounds", op, buf, (a - buf.base) // buf.array.itemsize, pid(), int(lanes.size))
         if op == "store":
             for i, buf in enumerate(bufs):
@@ -189,6 +190,20 @@ def checking(what: str, kernel: str, bufs: list):
         return ti.TensorHandle(which >= 0, tl.int1)
 
     # (the trailing arguments -- cache and eviction policies, volatility -- differ between versions)
+    def addptr(ptr, offset):
+        # provenance: the buffer a pointer was derived from (its base lanes inside it, or the tag
+        # of the pointer it was derived from), so that a far address names the right buffer
+        out = cls.create_addptr(b, ptr, offset)
+        tag = getattr(ptr, "_rc_buf", None)
+        if tag is None:
+            base = np.asarray(ptr.data).reshape(-1)
+            if base.size:
+                lo, hi = int(base.min()), int(base.max())
+                tag = next((buf for buf in bufs if buf.base <= lo and hi <= buf.end), None)
+        if tag is not None:
+            out._rc_buf = tag
+        return out
+
     def masked_load(ptrs, mask, *rest, **kw):
         mask = check(ptrs, mask, "load")
         return cls.create_masked_load(b, ptrs, mask, *rest, **kw)
@@ -204,7 +219,8 @@ def checking(what: str, kernel: str, bufs: list):
             b_ = ti.TensorHandle(_round_tf32(b_.data), b_.dtype.scalar)
         return cls.create_dot(b, a, b_, d, input_precision, *rest, **kw)
 
-    patched = {"create_masked_load": masked_load, "create_masked_store": masked_store, "create_dot": dot}
+    patched = {"create_masked_load": masked_load, "create_masked_store": masked_store, "create_dot": dot,
+               "create_addptr": addptr}
     for k, v in patched.items():
         setattr(b, k, v)
     # the interpreter's integer overflow check computes every add / mul / sub twice and its
