@@ -344,11 +344,11 @@ def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
     import torch
     call, d_out = [], None
     for a in args:
-        if a is OUT:
-            d_out = torch.from_numpy(np.ascontiguousarray(out)).cuda()
+        if a is OUT:                      # the poison goes through the device
+            d_out = torch.tensor(np.ascontiguousarray(out), device="cuda")
             call.append(d_out)
-        elif isinstance(a, np.ndarray):
-            call.append(torch.from_numpy(np.ascontiguousarray(a)).cuda())
+        elif isinstance(a, np.ndarray):   # a copy: the checker's inputs are read-only arrays
+            call.append(torch.tensor(np.ascontiguousarray(a), device="cuda"))
         else:
             call.append(a)
     kw = dict(constexprs)
