@@ -202,6 +202,44 @@ def test_an_unknown_mode_names_the_accepted_ones():
         kit.configure({"triton": "cuda"})
 
 
+# ----------------------------------------------------------------------------- the built-in variants
+
+BUILTIN_CASES = {
+    "filter2d/triton/u8_tiled": ("filter2d", {"dtype": "uint8", "c": 0, "h": 7, "w": 9, "kh": 3, "kw": 3},
+                                 {"boundary": "valid", "accumulator": "int", "shift": 2, "cast": "saturate"},
+                                 {"image": "random.1", "weights": "random.2"}, {"block_h": 4, "block_w": 4}),
+    "filter2d/triton/f32_tiled": ("filter2d", {"dtype": "float32", "c": 2, "h": 7, "w": 9, "kh": 3, "kw": 2},
+                                  {"boundary": "replicate", "flip": True},
+                                  {"image": "random.1", "weights": "random.2"}, {"block_h": 4, "block_w": 8}),
+    "sobel/triton/tiled": ("sobel", {"dtype": "uint8", "channels": 3, "h": 6, "w": 7},
+                           {"magnitude": "l2", "rounding": "nearest-even"}, {"image": "random.1"},
+                           {"block_h": 2, "block_w": 4}),
+    "matvec/triton/row_block": ("matvec", {"dtype": "float64", "rows": 7, "cols": 9}, {},
+                                {"m": "random.1", "v": "random.2"}, {"block_rows": 4, "block_cols": 4}),
+    "kron/triton/single_launch": ("kron", {"dtype": "int32", "m": 2, "n": 3, "p": 2, "q": 3}, {},
+                                  {"a": "random.1", "b": "random.2"}, {"block_r": 4, "block_c": 4}),
+    "kron/triton/streamed": ("kron", {"dtype": "uint8", "m": 2, "n": 3, "p": 2, "q": 3}, {},
+                             {"a": "random.1", "b": "random.2"}, {"block_r": 2, "block_c": 4, "rows_per_block": 3}),
+    "conv2d/triton/direct": ("conv2d", {"dtype": "float64", "n": 1, "c": 2, "h": 5, "w": 6, "m": 3, "r": 3, "s": 3,
+                                        "groups": 1, "bias": 1}, {"stride": 2, "padding": 1},
+                             {"x": "random.1", "w": "random.2", "bias": "random.3"}, {"block_pixels": 32}),
+    "conv2d/triton/implicit_gemm": ("conv2d", {"dtype": "float32", "n": 2, "c": 2, "h": 5, "w": 6, "m": 3, "r": 3,
+                                               "s": 2, "groups": 1, "bias": 1}, {"padding": 1, "dilation": 2},
+                                    {"x": "random.1", "w": "random.2", "bias": "random.3"}, {}),
+}
+
+
+@pytest.mark.parametrize("vid", sorted(BUILTIN_CASES))
+def test_each_builtin_variant_passes_one_small_case_under_the_interpreter(vid):
+    from refconv import Problem, registry
+    from refconv.checking import check_example
+    op, dims, options, fills, params = BUILTIN_CASES[vid]
+    v = registry.get(vid)
+    p = Problem(op, dims, options, fills)
+    r = check_example(v, p, params)
+    assert r.status == "pass", (r.status, r.message)
+
+
 # ----------------------------------------------------------------------------- a third-party plugin
 
 #: a Triton plugin written against the public kit only (refconv.backends.triton: kit,

@@ -19,6 +19,7 @@ kernels through.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import importlib.util
@@ -190,10 +191,33 @@ def _runnable(kernel):
     return kernel
 
 
-@functools.lru_cache(maxsize=None)
+@contextlib.contextmanager
+def _jit_calls_interpreted():
+    """Inside an interpreted launch, a call of a compiled-mode ``triton.jit`` function -- a jitted
+    helper of a plugin, or ``tl.sum`` / ``tl.max`` ... when triton was imported before
+    ``TRITON_INTERPRET`` was set -- runs interpreted instead of raising "Cannot call @triton.jit'd
+    outside of the scope of a kernel"."""
+    from triton.runtime.jit import JITFunction
+    saved = JITFunction.__call__
+    JITFunction.__call__ = lambda self, *a, **k: _interpreted(self)(*a, **k)
+    try:
+        yield
+    finally:
+        JITFunction.__call__ = saved
+
+
+_INTERPRETED: dict = {}
+
+
 def _interpreted(kernel):
-    from triton.runtime.interpreter import InterpretedFunction
-    return InterpretedFunction(getattr(kernel, "fn", kernel))
+    """An ``InterpretedFunction`` of a compiled-mode kernel's Python function, made once (keyed by
+    identity: hashing a ``JITFunction`` computes its cache key)."""
+    fn = getattr(kernel, "fn", kernel)
+    made = _INTERPRETED.get(id(fn))
+    if made is None or made[0] is not fn:
+        from triton.runtime.interpreter import InterpretedFunction
+        made = _INTERPRETED[id(fn)] = (fn, InterpretedFunction(fn))
+    return made[1]
 
 
 def kernel_name(kernel) -> str:
@@ -332,7 +356,7 @@ def _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs):
         call.append(HostArray(view, name))
         if is_out:
             out_view = view
-    with memcheck.checking(what, kernel_name(kernel), bufs):
+    with memcheck.checking(what, kernel_name(kernel), bufs), _jit_calls_interpreted():
         fn[grid](*call, **constexprs)
     if out is not None:
         out[...] = out_view.reshape(out.shape)
