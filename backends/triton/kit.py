@@ -7,7 +7,8 @@ kernels through.
   when the CUDA driver reports one, else the interpreter.  :func:`mode` resolves it.
 * **kernels** -- :func:`jit` is ``triton.jit`` made lazy: the kernel is created at its first
   launch, after the mode is known, so a module may define its kernels at import time whatever
-  ``--triton`` later selects.  A plain ``@triton.jit`` kernel is accepted by :func:`launch` too.
+  ``--triton`` later selects.  A plain ``@triton.jit`` kernel is accepted by :func:`launch` too
+  (re-made as an interpreted function under the interpreter, its jitted helpers as well).
 * **launches** -- :func:`launch` runs ``kernel[grid](*args)`` where NumPy arrays are the buffers:
   under the interpreter each is copied into a guarded host allocation (no torch needed) and
   checked by :mod:`.memcheck` (out-of-bounds and uninitialised reads become findings that fail
@@ -169,13 +170,14 @@ class LazyKernel:
     def __getitem__(self, grid):
         return self.made()[grid]
 
-    def __call__(self, *args, **kwargs):      # a call from inside another kernel
+    def __call__(self, *args, **kwargs):      # a call from inside an interpreted kernel
         return self.made()(*args, **kwargs)
 
 
 def jit(fn=None, **kw):
-    """``@jit`` / ``@jit(**triton_jit_options)``: ``triton.jit`` deferred to the first launch.
-    Kernels calling other jitted helpers should decorate those with :func:`jit` too."""
+    """``@jit`` / ``@jit(**triton_jit_options)``: ``triton.jit`` deferred to the first launch, for
+    the kernels you launch.  Helpers they call stay plain ``@triton.jit`` functions (compiled
+    with the kernel on the GPU; run interpreted inside an interpreted launch)."""
     if fn is None:
         return lambda f: LazyKernel(f, kw)
     return LazyKernel(fn, kw)
