@@ -31,7 +31,7 @@ def backend_fields() -> dict:
     """The ``Backend`` fields that make a Triton backend follow ``--triton``:
     ``Backend(name=..., variants=..., **refconv.backends.triton.backend_fields())``."""
     return {"available": kit.available, "options": (kit.OPTION,), "configure": kit.configure,
-            "describe": kit.describe, "target": kit.target}
+            "describe": kit.describe, "target": kit.target, "bench": kit.BENCH}
 
 
 backend = Backend(name="triton", variants=_variants, **backend_fields())

@@ -26,9 +26,11 @@ import functools
 import importlib.util
 import os
 import platform
+import time
 
 import numpy as np
 
+from refconv import timing
 from refconv.variant import BackendOption, MissingTarget, Target
 
 CHOICES = ("auto", "gpu", "interpret")
@@ -358,8 +360,11 @@ def _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs):
         call.append(HostArray(view, name))
         if is_out:
             out_view = view
+    t0 = time.perf_counter()
     with memcheck.checking(what, kernel_name(kernel), bufs), _jit_calls_interpreted():
         fn[grid](*call, **constexprs)
+    dt = time.perf_counter() - t0
+    timing.record(lambda: dt, "interpreted kernel", simulated=True)
     if out is not None:
         out[...] = out_view.reshape(out.shape)
         return out
@@ -381,7 +386,17 @@ def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
     if num_warps is not None:
         kw["num_warps"] = int(num_warps)
     kw.setdefault("enable_fp_fusion", False)     # the specs' tap-order sums have no FMA
-    fn[grid](*call, **kw)
+    if timing.active():                          # refconv bench: a cold L2, then CUDA events
+        flush = timing.flush_bytes()
+        if flush:
+            torch.empty(flush, dtype=torch.uint8, device="cuda").fill_(1)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn[grid](*call, **kw)
+        end.record()
+        timing.record(lambda: start.elapsed_time(end) / 1e3, "kernel")
+    else:
+        fn[grid](*call, **kw)
     torch.cuda.synchronize()
     if out is not None:
         out[...] = d_out.cpu().numpy().reshape(out.shape)
@@ -413,3 +428,34 @@ def cdiv(a: int, b: int) -> int:
     """``ceil(a / b)`` for program counts."""
     return -(-int(a) // int(b))
 
+
+
+# ----------------------------------------------------------------------------- refconv bench
+
+def bench_copy(nbytes: int):
+    """``BenchHooks.copy``: one device-to-device copy of ``nbytes`` bytes timed with CUDA events
+    (on the GPU), or a host ``memcpy`` under the interpreter."""
+    if interpreted():
+        return timing.host_copy(nbytes)
+    import torch
+    src = torch.ones(max(1, int(nbytes)), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+
+    def run():
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        timing.record(lambda: start.elapsed_time(end) / 1e3, "device copy")
+    return run
+
+
+def bench_simulated() -> str | None:
+    """``BenchHooks.simulated``: why Triton times mean nothing here (None on the GPU)."""
+    if interpreted():
+        return "triton runs in Triton's interpreter here: its kernel times mean nothing (needs a CUDA GPU)"
+    return None
+
+
+#: ``refconv bench`` hooks (``Backend.bench``)
+BENCH = timing.BenchHooks(copy=bench_copy, simulated=bench_simulated)
