@@ -12,10 +12,13 @@ from .kit import jit
 
 
 @jit
-def filter2d_tiled(img, wts, out, H, W, Ho, Wo, shift, KH: tl.constexpr, KW: tl.constexpr,
+def filter2d_tiled(img, wts, out, H, W, Ho, Wo, shift, scale, KH: tl.constexpr, KW: tl.constexpr,
                    BORDER: tl.constexpr, INTEGER: tl.constexpr, SAT: tl.constexpr,
-                   BH: tl.constexpr, BW: tl.constexpr, CF: tl.constexpr):
+                   BH: tl.constexpr, BW: tl.constexpr, CF: tl.constexpr, U8_FLOAT: tl.constexpr = False,
+                   RNE: tl.constexpr = False):
     # BORDER: 0 valid, 1 zero ghost cells, 2 replicate.  Output tile rows ys, columns xs.
+    # INTEGER: uint8 image, int accumulator; U8_FLOAT: uint8 image, float32 accumulator, then
+    # * 2**-shift, rounding (RNE: half to even, else trunc) and the cast to uint8 (SAT or wrap).
     c = tl.program_id(2)
     ys = tl.program_id(1) * BH + tl.arange(0, BH)
     oy = 0 if BORDER == 0 else KH // 2
@@ -55,6 +58,25 @@ def filter2d_tiled(img, wts, out, H, W, Ho, Wo, shift, KH: tl.constexpr, KW: tl.
                 r = tl.minimum(tl.maximum(s, 0), 255).to(tl.uint8)
             else:
                 r = (s & 255).to(tl.uint8)
+            tl.store(dst + ys[:, None] * Wo + xs[None, :], r, mask=m)
+        elif U8_FLOAT:
+            f = acc * scale                                # scale = 2**-shift (float32, exact)
+            t = tl.where(f < 0, -tl.floor(-f), tl.floor(f))
+            if RNE:
+                d = f - tl.floor(f)
+                fl = tl.floor(f)
+                half = fl * 0.5
+                odd = half != tl.floor(half)
+                f = tl.where(d > 0.5, fl + 1.0, tl.where(d < 0.5, fl, tl.where(odd, fl + 1.0, fl)))
+            else:
+                f = t
+            f = tl.where(f != f, 0.0, f)                   # NaN -> 0 for both casts
+            if SAT:
+                r = tl.minimum(tl.maximum(f, 0.0), 255.0).to(tl.uint8)
+            else:                                          # C's conversion to int64, then mod 256
+                i = tl.minimum(tl.maximum(f, -9.223372036854775808e18), 9.2233714e18).to(tl.int64)
+                i = tl.where(f >= 9.223372036854775808e18, 9223372036854775807, i)
+                r = (i & 255).to(tl.uint8)
             tl.store(dst + ys[:, None] * Wo + xs[None, :], r, mask=m)
         else:
             tl.store(dst + ys[:, None] * Wo + xs[None, :], acc, mask=m)
