@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One-step set-up on a fresh Debian/Ubuntu machine: Debian's OpenCL runtimes (PoCL on the CPU,
 # Oclgrind as a checking platform), then a virtual environment .venv with refconv, its CUDA 13
-# compiler wheels (GPU-less compile check), the test-only peers and the example plugin.
+# compiler wheels (GPU-less compile check), Triton (Linux x86_64/aarch64), the test-only peers and
+# the example plugin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -12,6 +13,6 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     python3-venv pocl-opencl-icd oclgrind ocl-icd-libopencl1 clinfo >/dev/null
 python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q -e ".[test,cuda]" -e examples/refconv-example-plugin
+"$VENV/bin/python" -m pip install -q -e ".[test,cuda,triton]" -e examples/refconv-example-plugin
 "$VENV/bin/refconv" list >/dev/null
 echo "refconv installed in $VENV: run '$VENV/bin/refconv check' or '$VENV/bin/python -m pytest -n 2'"

@@ -20,12 +20,15 @@ TARGETS = {
     "numba_cuda-sanitize": ["--backend", "numba_cuda", "--sanitize", "--compile", "--examples", "8"],
     "opencl-pocl": ["--backend", "opencl", "--opencl", "pocl"],
     "opencl-oclgrind": ["--backend", "opencl", "--opencl", "oclgrind", "--examples", "8"],
+    "triton-interpret": ["--backend", "triton", "--triton", "interpret"],
 }
 
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_every_available_variant_passes(target, op, tmp_path):
+    if target.startswith("triton"):
+        pytest.importorskip("triton")          # no wheels off Linux x86_64 / aarch64
     env = dict(os.environ, REFCONV_DATABASE="none", PYTHONUNBUFFERED="1")
     p = refconv_cli("check", *TARGETS[target], "--op", op, "--profile", "ci", "--seed", "0", "--jobs", "1",
                     "--quiet", "--json", "r.json", cwd=tmp_path, env=env, timeout=1500)

@@ -1,0 +1,461 @@
+"""refconv's Triton kit: the one module a Triton backend (built-in or third-party) runs its
+kernels through.
+
+* **the mode** -- ``--triton auto|gpu|interpret`` (env ``REFCONV_TRITON``, :data:`OPTION`):
+  ``gpu`` compiles for the CUDA device, ``interpret`` runs kernels in Triton's interpreter on the
+  CPU with NumPy (``TRITON_INTERPRET=1``, set before any kernel is made), ``auto`` picks the GPU
+  when the CUDA driver reports one, else the interpreter.  :func:`mode` resolves it.
+* **kernels** -- :func:`jit` is ``triton.jit`` made lazy: the kernel is created at its first
+  launch, after the mode is known, so a module may define its kernels at import time whatever
+  ``--triton`` later selects.  A plain ``@triton.jit`` kernel is accepted by :func:`launch` too
+  (re-made as an interpreted function under the interpreter, its jitted helpers as well).
+* **launches** -- :func:`launch` runs ``kernel[grid](*args)`` where NumPy arrays are the buffers:
+  under the interpreter each is copied into a guarded host allocation (no torch needed) and
+  checked by :mod:`.memcheck` (out-of-bounds and uninitialised reads become findings that fail
+  the example); on the GPU they are copied to device memory through torch.  ``out`` (the
+  checker's poisoned buffer) is copied in as it is and back after the launch, so elements the
+  kernel never writes keep the poison.
+* **availability** -- :func:`available` is ``None`` or why the kernels cannot run here (triton
+  not installed, no wheel for this platform, ``gpu`` asked without a GPU); it never raises.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import importlib.util
+import os
+import platform
+import time
+
+import numpy as np
+
+from refconv import timing
+from refconv.variant import BackendOption, MissingTarget, Target
+
+CHOICES = ("auto", "gpu", "interpret")
+
+#: the ``--triton`` option (``REFCONV_TRITON``); a Triton plugin declares the same option object
+#: (the command line lists an option once per ``dest``) and passes :func:`configure`.
+OPTION = BackendOption(
+    flag="--triton", dest="triton", env="REFCONV_TRITON", choices=CHOICES, default="auto",
+    help="where Triton kernels run: auto (the CUDA GPU if the driver reports one, else Triton's "
+         "interpreter on the CPU), gpu, or interpret (TRITON_INTERPRET=1, with refconv's memory checker)")
+
+_state = {"choice": None, "mode": None}
+
+
+# ----------------------------------------------------------------------------- mode
+
+def _cuda_devices() -> int:
+    """How many CUDA devices the driver reports (0 without a driver); imports nothing of triton."""
+    for lib in ("libcuda.so.1", "libcuda.so"):
+        try:
+            cu = ctypes.CDLL(lib)
+        except OSError:
+            continue
+        n = ctypes.c_int(0)
+        if cu.cuInit(0) != 0 or cu.cuDeviceGetCount(ctypes.byref(n)) != 0:
+            return 0
+        return n.value
+    return 0
+
+
+def configure(options) -> None:
+    """``Backend.configure``: take ``--triton`` (``options["triton"]``, else ``REFCONV_TRITON``,
+    else ``auto``).  The choice is validated here and resolved by :func:`mode`."""
+    choice = (options or {}).get("triton") or os.environ.get("REFCONV_TRITON") or "auto"
+    if choice not in CHOICES:
+        raise ValueError(f"--triton {choice!r}; accepted: {', '.join(CHOICES)}")
+    if choice != _state["choice"]:
+        _state.update(choice=choice, mode=None)
+
+
+def choice() -> str:
+    """The ``--triton`` value in force (``auto`` when nothing chose one)."""
+    if _state["choice"] is None:
+        configure({})
+    return _state["choice"]
+
+
+def mode() -> str:
+    """``"gpu"`` or ``"interpret"``: where kernels launched through this kit run.  Sets
+    ``TRITON_INTERPRET`` accordingly (before any kernel is made by :func:`jit`)."""
+    if _state["mode"] is None:
+        c = choice()
+        m = c if c != "auto" else ("gpu" if _cuda_devices() > 0 else "interpret")
+        os.environ["TRITON_INTERPRET"] = "1" if m == "interpret" else "0"
+        _state["mode"] = m
+    return _state["mode"]
+
+
+def interpreted() -> bool:
+    """True when kernels run in Triton's interpreter."""
+    return mode() == "interpret"
+
+
+def _triton_missing() -> str | None:
+    if importlib.util.find_spec("triton") is None:
+        machine = platform.machine().lower()
+        if platform.system() != "Linux" or machine not in ("x86_64", "amd64", "aarch64", "arm64"):
+            return (f"triton is not installed (no triton wheels for {platform.system()} {platform.machine()}; "
+                    "they exist for Linux x86_64 / aarch64)")
+        return "triton is not installed (pip install 'refconv[triton]' or pip install triton)"
+    return None
+
+
+def available() -> str | None:
+    """``None`` when Triton kernels can run in the selected mode, else why not (never raises)."""
+    why = _triton_missing()
+    if why:
+        return why
+    try:
+        m = mode()
+    except Exception as e:          # noqa: BLE001 - a reason, never a crash
+        return f"triton mode: {e}"
+    if m == "gpu":
+        if _cuda_devices() == 0:
+            return MissingTarget("--triton gpu: the CUDA driver reports no GPU (use --triton interpret)")
+        if importlib.util.find_spec("torch") is None:
+            return "--triton gpu needs torch for device buffers (pip install torch)"
+    try:
+        import triton  # noqa: F401
+    except Exception as e:          # noqa: BLE001
+        return f"import triton failed: {type(e).__name__}: {e}"
+    return None
+
+
+def version() -> str:
+    try:
+        import triton
+        return triton.__version__
+    except Exception:               # noqa: BLE001
+        return "?"
+
+
+def describe() -> str:
+    """One line for ``refconv list``: the Triton version and where kernels run."""
+    if _triton_missing():
+        return "triton not installed"
+    if interpreted():
+        return f"Triton {version()} interpreter on the CPU (NumPy), memory checker on"
+    return f"Triton {version()} compiled for the CUDA GPU"
+
+
+def target() -> Target:
+    """``Backend.target``: the interpreter counts as simulated (the gpu profile refuses it)."""
+    if interpreted():
+        return Target(name="triton-interpreter", simulated=True, limits={})
+    return Target(name="triton-cuda", simulated=False, limits={})
+
+
+# ----------------------------------------------------------------------------- kernels
+
+class LazyKernel:
+    """``triton.jit(fn, **kw)`` created at first use, once the mode is known (see :func:`jit`)."""
+
+    def __init__(self, fn, kw):
+        self.fn = fn
+        self.kw = kw
+        self._made = {}
+        functools.update_wrapper(self, fn)
+
+    def made(self):
+        """The ``triton.jit`` object of the current mode (an ``InterpretedFunction`` under the
+        interpreter)."""
+        m = mode()
+        if m not in self._made:
+            import triton
+            self._made[m] = triton.jit(self.fn, **self.kw)
+        return self._made[m]
+
+    def __getitem__(self, grid):
+        return self.made()[grid]
+
+    def __call__(self, *args, **kwargs):      # a call from inside an interpreted kernel
+        return self.made()(*args, **kwargs)
+
+
+def jit(fn=None, **kw):
+    """``@jit`` / ``@jit(**triton_jit_options)``: ``triton.jit`` deferred to the first launch, for
+    the kernels you launch.  Helpers they call stay plain ``@triton.jit`` functions (compiled
+    with the kernel on the GPU; run interpreted inside an interpreted launch)."""
+    if fn is None:
+        return lambda f: LazyKernel(f, kw)
+    return LazyKernel(fn, kw)
+
+
+def _runnable(kernel):
+    """The object to index with a grid: a :class:`LazyKernel`'s kernel of the current mode, or a
+    plain ``triton.jit`` kernel (re-made as an interpreted function under the interpreter)."""
+    if isinstance(kernel, LazyKernel):
+        return kernel.made()
+    if interpreted() and not type(kernel).__name__ == "InterpretedFunction":
+        return _interpreted(kernel)
+    return kernel
+
+
+@contextlib.contextmanager
+def _jit_calls_interpreted():
+    """Inside an interpreted launch, a call of a compiled-mode ``triton.jit`` function -- a jitted
+    helper of a plugin, or ``tl.sum`` / ``tl.max`` ... when triton was imported before
+    ``TRITON_INTERPRET`` was set -- runs interpreted instead of raising "Cannot call @triton.jit'd
+    outside of the scope of a kernel"."""
+    from triton.runtime.jit import JITFunction
+    saved = JITFunction.__call__
+    JITFunction.__call__ = lambda self, *a, **k: _interpreted(self)(*a, **k)
+    try:
+        yield
+    finally:
+        JITFunction.__call__ = saved
+
+
+_INTERPRETED: dict = {}
+
+
+def _interpreted(kernel):
+    """An ``InterpretedFunction`` of a compiled-mode kernel's Python function, made once (keyed by
+    identity: hashing a ``JITFunction`` computes its cache key)."""
+    fn = getattr(kernel, "fn", kernel)
+    made = _INTERPRETED.get(id(fn))
+    if made is None or made[0] is not fn:
+        from triton.runtime.interpreter import InterpretedFunction
+        made = _INTERPRETED[id(fn)] = (fn, InterpretedFunction(fn))
+    return made[1]
+
+
+def kernel_name(kernel) -> str:
+    fn = getattr(kernel, "fn", kernel)
+    return getattr(fn, "__name__", repr(kernel))
+
+
+# ----------------------------------------------------------------------------- host buffers
+
+class HostArray:
+    """A NumPy array dressed as the tensor Triton's interpreter expects (``data_ptr``, ``dtype``,
+    storage calls that are identities): the interpreter then reads and writes the array itself,
+    and no torch is needed on the CPU path."""
+
+    def __init__(self, array: np.ndarray, name: str = ""):
+        if not array.flags.c_contiguous:
+            raise ValueError(f"HostArray {name or ''}: a C-contiguous array is needed, got strides {array.strides}")
+        self.array = array
+        self.name = name
+        self.dtype = array.dtype          # Triton's type mangling accepts NumPy dtypes
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    # the storage protocol of triton.runtime.interpreter.GridExecutor, as identities
+    def untyped_storage(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def copy_(self, other):
+        return self
+
+    def new_empty(self, *_, **__):
+        return self
+
+    def set_(self, *_, **__):
+        return self
+
+    def storage_offset(self) -> int:
+        return 0
+
+    def size(self):
+        return self.array.shape
+
+    def stride(self):
+        return tuple(s // self.array.itemsize for s in self.array.strides)
+
+    @property
+    def shape(self):
+        return self.array.shape
+
+    def numel(self) -> int:
+        return self.array.size
+
+    def element_size(self) -> int:
+        return self.array.itemsize
+
+
+
+
+class _Out:
+    def __repr__(self):
+        return "refconv.backends.triton.kit.OUT"
+
+
+#: placeholder for the output buffer among :func:`launch`'s arguments (``out=`` gives the array)
+OUT = _Out()
+
+#: bytes of guard before and after each buffer under the interpreter (at least the buffer's size)
+GUARD_MIN = 4096
+
+
+def _guarded(a: np.ndarray, guard: int) -> tuple[np.ndarray, np.ndarray]:
+    """A copy of ``a`` inside a larger allocation with ``guard`` bytes on either side (filled
+    with 0xA5), and that allocation; accesses landing in the guard are reported, never done."""
+    raw = np.full(guard + a.nbytes + guard + 64, 0xA5, np.uint8)
+    start = guard + (-(raw.ctypes.data + guard) % 64)
+    view = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    view[...] = a
+    return view, raw
+
+
+# ----------------------------------------------------------------------------- launches
+
+def launch(kernel, grid, *args, out=None, what: str | None = None, num_warps: int | None = None,
+           names=None, **constexprs):
+    """Run ``kernel[grid](*args, **constexprs)`` and wait for it.
+
+    ``args``: NumPy arrays (buffers), Python / NumPy scalars, and :data:`OUT` for the checker's
+    output buffer ``out`` (its contents, the poison included, are the initial contents of the
+    kernel's output; the result is copied back into ``out``, which is returned).  ``grid``: a
+    tuple of program counts (or a callable of the kernel's arguments, as Triton takes it).
+    ``num_warps`` is passed on the GPU and ignored by the interpreter (one program at a time).
+    ``names``: buffer names for findings (default: the kernel's parameter names).
+    Under the interpreter every load and store is checked (:mod:`.memcheck`); findings name
+    ``what`` (default: the kernel's name)."""
+    if out is None and any(a is OUT for a in args):
+        raise ValueError("launch(..., OUT, ...) needs out= (the checker's output buffer)")
+    if out is not None and not any(a is OUT for a in args):
+        raise ValueError("launch(..., out=...) needs kit.OUT among the kernel arguments")
+    fn = _runnable(kernel)
+    what = what or kernel_name(kernel)
+    pnames = names or _param_names(kernel)
+    if interpreted():
+        return _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs)
+    return _launch_gpu(fn, grid, args, out, num_warps, constexprs)
+
+
+def _param_names(kernel) -> list:
+    import inspect
+    fn = getattr(kernel, "fn", kernel)
+    try:
+        return list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs):
+    from . import memcheck
+    bufs, call, keep = [], [], []
+    for i, a in enumerate(args):
+        name = pnames[i] if i < len(pnames) else f"arg{i}"
+        if a is OUT:
+            a, is_out = out, True
+        elif isinstance(a, np.ndarray):
+            is_out = False
+        else:
+            call.append(a)
+            continue
+        src = np.ascontiguousarray(a)
+        view, raw = _guarded(src, max(GUARD_MIN, src.nbytes))
+        keep.append(raw)
+        bufs.append(memcheck.Buffer(name, view, writable=is_out, output=is_out))
+        call.append(HostArray(view, name))
+        if is_out:
+            out_view = view
+    t0 = time.perf_counter()
+    with memcheck.checking(what, kernel_name(kernel), bufs), _jit_calls_interpreted():
+        fn[grid](*call, **constexprs)
+    dt = time.perf_counter() - t0
+    timing.record(lambda: dt, "interpreted kernel", simulated=True)
+    if out is not None:
+        out[...] = out_view.reshape(out.shape)
+        return out
+    return None
+
+
+def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
+    import torch
+    call, d_out = [], None
+    for a in args:
+        if a is OUT:                      # the poison goes through the device
+            d_out = torch.tensor(np.ascontiguousarray(out), device="cuda")
+            call.append(d_out)
+        elif isinstance(a, np.ndarray):   # a copy: the checker's inputs are read-only arrays
+            call.append(torch.tensor(np.ascontiguousarray(a), device="cuda"))
+        else:
+            call.append(a)
+    kw = dict(constexprs)
+    if num_warps is not None:
+        kw["num_warps"] = int(num_warps)
+    kw.setdefault("enable_fp_fusion", False)     # the specs' tap-order sums have no FMA
+    if timing.active():                          # refconv bench: a cold L2, then CUDA events
+        flush = timing.flush_bytes()
+        if flush:
+            torch.empty(flush, dtype=torch.uint8, device="cuda").fill_(1)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn[grid](*call, **kw)
+        end.record()
+        timing.record(lambda: start.elapsed_time(end) / 1e3, "kernel")
+    else:
+        fn[grid](*call, **kw)
+    torch.cuda.synchronize()
+    if out is not None:
+        out[...] = d_out.cpu().numpy().reshape(out.shape)
+        return out
+    return None
+
+
+#: under the interpreter, the most program-steps (programs x iterations of a kernel's main loop)
+#: one launch may take: the interpreter costs about a millisecond per step (Triton's semantic
+#: layer, not NumPy, dominates), so variants declare larger problems / smaller blocks invalid there
+#: through :func:`budget` (env ``REFCONV_TRITON_BUDGET``).  Not a limit on the GPU.
+BUDGET = 512
+
+
+def budget(programs: int, steps: int = 1) -> str | None:
+    """For a variant's ``constraint``: why ``programs`` programs of ``steps`` main-loop iterations
+    each are too costly for the interpreter (None on the GPU, or when they fit)."""
+    if not interpreted():
+        return None
+    limit = int(os.environ.get("REFCONV_TRITON_BUDGET", BUDGET))
+    cost = int(programs) * max(int(steps), 1)
+    if cost > limit:
+        return (f"{programs} programs x {steps} steps = {cost} program-steps; the Triton interpreter runs at "
+                f"most {limit} per launch (REFCONV_TRITON_BUDGET)")
+    return None
+
+
+def cdiv(a: int, b: int) -> int:
+    """``ceil(a / b)`` for program counts."""
+    return -(-int(a) // int(b))
+
+
+
+# ----------------------------------------------------------------------------- refconv bench
+
+def bench_copy(nbytes: int):
+    """``BenchHooks.copy``: one device-to-device copy of ``nbytes`` bytes timed with CUDA events
+    (on the GPU), or a host ``memcpy`` under the interpreter."""
+    if interpreted():
+        return timing.host_copy(nbytes)
+    import torch
+    src = torch.ones(max(1, int(nbytes)), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+
+    def run():
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        timing.record(lambda: start.elapsed_time(end) / 1e3, "device copy")
+    return run
+
+
+def bench_simulated() -> str | None:
+    """``BenchHooks.simulated``: why Triton times mean nothing here (None on the GPU)."""
+    if interpreted():
+        return "triton runs in Triton's interpreter here: its kernel times mean nothing (needs a CUDA GPU)"
+    return None
+
+
+#: ``refconv bench`` hooks (``Backend.bench``)
+BENCH = timing.BenchHooks(copy=bench_copy, simulated=bench_simulated)

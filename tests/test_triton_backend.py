@@ -1,0 +1,395 @@
+"""The triton backend under Triton's interpreter (no GPU, no torch on this path): the kit's
+launches and its memory checker called directly, the built-in variants through ``refconv check``,
+and deliberately wrong Triton kernels -- in the backend's own tests and as a third-party plugin
+written against the public kit only -- each caught by a ci run with a fixed seed."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from helpers import plugin_env, refconv_cli
+
+pytest.importorskip("triton")
+
+from refconv import findings  # noqa: E402
+from refconv.backends.triton import kit  # noqa: E402
+
+import triton.language as tl  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def interpret():
+    kit.configure({"triton": "interpret"})
+    assert kit.mode() == "interpret"
+
+
+# ----------------------------------------------------------------------------- kernels under test
+
+@kit.jit
+def copy_masked(src, dst, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(dst + i, tl.load(src + i, mask=i < n, other=0), mask=i < n)
+
+
+@kit.jit
+def copy_unmasked_load(src, dst, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    x = tl.load(src + i)
+    tl.store(dst + i, x, mask=i < n)
+
+
+@kit.jit
+def copy_unmasked_store(src, dst, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    x = tl.load(src + i, mask=i < n, other=0)
+    tl.store(dst + i, x)
+
+
+@kit.jit
+def reads_its_output(src, dst, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    old = tl.load(dst + i, mask=i < n, other=0)
+    tl.store(dst + i, old + tl.load(src + i, mask=i < n, other=0), mask=i < n)
+
+
+@kit.jit
+def writes_its_input(src, dst, n, B: tl.constexpr):
+    i = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(src + i, tl.load(src + i, mask=i < n, other=0), mask=i < n)
+    tl.store(dst + i, tl.load(src + i, mask=i < n, other=0), mask=i < n)
+
+
+@kit.jit
+def dot16(a, b, c, PREC: tl.constexpr):
+    r = tl.arange(0, 16)
+    x = tl.load(a + r[:, None] * 16 + r[None, :])
+    y = tl.load(b + r[:, None] * 16 + r[None, :])
+    if PREC == "default":
+        z = tl.dot(x, y)
+    else:
+        z = tl.dot(x, y, input_precision=PREC)
+    tl.store(c + r[:, None] * 16 + r[None, :], z)
+
+
+def _line_of(fn, text: str) -> int:
+    import inspect
+    lines, start = inspect.getsourcelines(fn.fn)
+    return start + next(i for i, s in enumerate(lines) if text in s)
+
+
+def _launch(kernel, n=10, B=4, src=None, poison=255):
+    src = np.arange(n, dtype=np.uint8) if src is None else src
+    out = np.full(n, poison, np.uint8)
+    with findings.collect() as found:
+        kit.launch(kernel, (kit.cdiv(n, B),), src, kit.OUT, n, out=out, B=B)
+    return out, found
+
+
+# ----------------------------------------------------------------------------- the kit and the checker
+
+def test_a_masked_kernel_runs_on_numpy_arrays_without_findings():
+    out, found = _launch(copy_masked)
+    assert found == []
+    assert out.tolist() == list(range(10))
+
+
+def test_the_poison_stays_where_the_kernel_does_not_write():
+    @kit.jit
+    def first_half(src, dst, n, B: tl.constexpr):
+        i = tl.arange(0, B)
+        tl.store(dst + i, tl.load(src + i), mask=i < n // 2)
+
+    out, found = _launch(first_half, n=8, B=8)
+    assert found == []
+    assert out.tolist() == [0, 1, 2, 3, 255, 255, 255, 255]
+
+
+def test_an_unmasked_load_past_the_buffer_is_out_of_bounds_with_kernel_buffer_index_and_line():
+    out, found = _launch(copy_unmasked_load, n=10, B=4)     # 3 programs of 4: lanes 10 and 11 read past src
+    oob = [f for f in found if f["class"] == "out-of-bounds"]
+    assert len(oob) == 1, found
+    f = oob[0]
+    assert f["access"] == "load" and f["array"] == "src" and f["index"] == 10, f
+    assert f["kernel"] == "copy_unmasked_load" and f["program"] == [2, 0, 0], f
+    assert f["line"].endswith(f":{_line_of(copy_unmasked_load, 'x = tl.load(src + i)')}"), f
+    assert "2 lane(s) in 1 program(s)" in f["message"], f
+    assert out.tolist() == list(range(10))          # the in-bounds lanes still ran
+
+
+def test_a_store_without_its_mask_is_out_of_bounds_and_not_performed():
+    out, found = _launch(copy_unmasked_store, n=10, B=4)
+    (f,) = [f for f in found if f["class"] == "out-of-bounds"]
+    assert f["access"] == "store" and f["array"] == "dst" and f["index"] == 10, f
+    assert f["line"].endswith(f":{_line_of(copy_unmasked_store, 'tl.store(dst + i, x)')}"), f
+
+
+def test_a_far_address_is_reported_instead_of_crashing_the_process():
+    @kit.jit
+    def far(src, dst, n, B: tl.constexpr):
+        i = tl.arange(0, B)
+        tl.store(dst + i, tl.load(src + i + 1000000000), mask=i < n)
+
+    out, found = _launch(far, n=4, B=4)
+    (f,) = found
+    assert f["class"] == "out-of-bounds" and f["array"] == "src" and f["index"] == 1000000000, f
+
+
+def test_reading_output_the_kernel_has_not_written_is_an_uninitialized_read():
+    out, found = _launch(reads_its_output)
+    (f,) = found
+    assert f["class"] == "uninitialized-read" and f["array"] == "dst" and f["index"] == 0, f
+
+
+def test_a_store_into_an_input_is_reported_and_the_input_is_untouched():
+    src = np.arange(8, dtype=np.uint8)
+    out, found = _launch(writes_its_input, n=8, B=8, src=src)
+    (f,) = found
+    assert f["class"] == "write-to-input" and f["array"] == "src", f
+    assert src.tolist() == list(range(8))
+
+
+def test_a_plain_triton_jit_kernel_is_interpreted_and_checked_too():
+    import triton
+
+    def plain(src, dst, n, B: tl.constexpr):
+        i = tl.arange(0, B)
+        tl.store(dst + i, tl.load(src + i))
+
+    plain.__module__ = __name__
+    globals()["plain"] = plain          # triton.jit reads the source by the function's module
+    k = triton.jit(plain)
+    out, found = _launch(k, n=4, B=8)
+    assert {f["access"] for f in found} == {"load", "store"} and all(f["class"] == "out-of-bounds" for f in found)
+
+
+def test_tl_dot_rounds_float32_operands_to_tf32_unless_ieee_is_asked():
+    rng = np.random.default_rng(0)
+    a = (1 + rng.random((16, 16))).astype(np.float32)
+    b = (1 + rng.random((16, 16))).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    got = {}
+    for prec in ("default", "ieee"):
+        c = np.zeros((16, 16), np.float32)
+        kit.launch(dot16, (1,), a, b, kit.OUT, out=c, PREC=prec)
+        got[prec] = np.abs(c - exact).max() / np.abs(exact).max()
+    assert got["ieee"] < 1e-6, got            # float32 accumulation of exact products
+    assert got["default"] > 1e-5, got         # 10-bit operands: errors of order 2**-11
+
+
+def test_available_gives_a_reason_without_triton(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton" else real(name, *a))
+    why = kit.available()
+    assert why and "triton is not installed" in why
+
+
+def test_gpu_mode_without_a_gpu_is_a_missing_target(monkeypatch):
+    from refconv.variant import MissingTarget
+    monkeypatch.setattr(kit, "_cuda_devices", lambda: 0)
+    kit.configure({"triton": "gpu"})
+    try:
+        why = kit.available()
+        assert isinstance(why, MissingTarget) and "no GPU" in why
+    finally:
+        kit.configure({"triton": "interpret"})
+
+
+def test_an_unknown_mode_names_the_accepted_ones():
+    with pytest.raises(ValueError, match="auto, gpu, interpret"):
+        kit.configure({"triton": "cuda"})
+
+
+# ----------------------------------------------------------------------------- the built-in variants
+
+BUILTIN_CASES = {
+    "filter2d/triton/u8_tiled": ("filter2d", {"dtype": "uint8", "c": 0, "h": 7, "w": 9, "kh": 3, "kw": 3},
+                                 {"boundary": "valid", "accumulator": "int", "shift": 2, "cast": "saturate"},
+                                 {"image": "random.1", "weights": "random.2"}, {"block_h": 4, "block_w": 4}),
+    "filter2d/triton/u8f_tiled": ("filter2d", {"dtype": "uint8", "c": 0, "h": 6, "w": 9, "kh": 2, "kw": 3},
+                                  {"boundary": "zero", "shift": 1, "rounding": "nearest-even", "cast": "wrap"},
+                                  {"image": "random.1", "weights": "random.2"}, {"block_h": 8, "block_w": 16}),
+    "filter2d/triton/f32_tiled": ("filter2d", {"dtype": "float32", "c": 2, "h": 7, "w": 9, "kh": 3, "kw": 2},
+                                  {"boundary": "replicate", "flip": True},
+                                  {"image": "random.1", "weights": "random.2"}, {"block_h": 4, "block_w": 8}),
+    "sobel/triton/tiled": ("sobel", {"dtype": "uint8", "channels": 3, "h": 6, "w": 7},
+                           {"magnitude": "l2", "rounding": "nearest-even"}, {"image": "random.1"},
+                           {"block_h": 4, "block_w": 4}),
+    "matvec/triton/row_block": ("matvec", {"dtype": "float64", "rows": 7, "cols": 9}, {},
+                                {"m": "random.1", "v": "random.2"}, {"block_rows": 4, "block_cols": 4}),
+    "kron/triton/single_launch": ("kron", {"dtype": "int32", "m": 2, "n": 3, "p": 2, "q": 3}, {},
+                                  {"a": "random.1", "b": "random.2"}, {"block_r": 4, "block_c": 4}),
+    "kron/triton/streamed": ("kron", {"dtype": "uint8", "m": 2, "n": 3, "p": 2, "q": 3}, {},
+                             {"a": "random.1", "b": "random.2"}, {"block_r": 2, "block_c": 4, "rows_per_block": 3}),
+    "conv2d/triton/direct": ("conv2d", {"dtype": "float64", "n": 1, "c": 1, "h": 5, "w": 6, "m": 2, "r": 3, "s": 3,
+                                        "groups": 1, "bias": 1}, {"stride": 2, "padding": 1},
+                             {"x": "random.1", "w": "random.2", "bias": "random.3"}, {"block_pixels": 32}),
+    "conv2d/triton/implicit_gemm": ("conv2d", {"dtype": "float32", "n": 2, "c": 2, "h": 5, "w": 6, "m": 3, "r": 3,
+                                               "s": 2, "groups": 1, "bias": 1}, {"padding": 1, "dilation": 2},
+                                    {"x": "random.1", "w": "random.2", "bias": "random.3"}, {}),
+}
+
+
+@pytest.mark.parametrize("vid", sorted(BUILTIN_CASES))
+def test_each_builtin_variant_passes_one_small_case_under_the_interpreter(vid):
+    from refconv import Problem, registry
+    from refconv.checking import check_example
+    op, dims, options, fills, params = BUILTIN_CASES[vid]
+    v = registry.get(vid)
+    p = Problem(op, dims, options, fills)
+    r = check_example(v, p, params)
+    assert r.status == "pass", (r.status, r.message)
+
+
+# ----------------------------------------------------------------------------- a third-party plugin
+
+#: a Triton plugin written against the public kit only (refconv.backends.triton: kit,
+#: backend_fields): one correct kernel (a plain @triton.jit, as people write them) and the five
+#: mistakes of issue 25.
+PLUGIN = '''
+import numpy as np
+import triton
+import triton.language as tl
+from refconv import Backend, Range, Variant
+from refconv.backends.triton import backend_fields, kit
+
+B = 4          # tile edge / block of the kernels below
+
+
+@triton.jit
+def matvec_ok(m, v, y, R, C, B: tl.constexpr, DROP_LAST: tl.constexpr):
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    stop = C - C % B if DROP_LAST else C            # the bug: the last partial block dropped
+    for c0 in range(0, stop, B):
+        cols = c0 + tl.arange(0, B)
+        a = tl.load(m + rows[:, None] * C + cols[None, :], mask=(rows[:, None] < R) & (cols[None, :] < C), other=0)
+        acc += tl.sum(a * tl.load(v + cols, mask=cols < C, other=0)[None, :], axis=1)
+    tl.store(y + rows, acc, mask=rows < R)
+
+
+@kit.jit
+def matvec_dot(m, v, y, R, C, B: tl.constexpr):
+    # 16 rows per program; v broadcast over 16 columns so that tl.dot applies (default precision)
+    rows = tl.program_id(0) * 16 + tl.arange(0, 16)
+    j = tl.arange(0, 16)
+    acc = tl.zeros((16, 16), dtype=tl.float32)
+    for c0 in range(0, C, 16):
+        cols = c0 + tl.arange(0, 16)
+        a = tl.load(m + rows[:, None] * C + cols[None, :], mask=(rows[:, None] < R) & (cols[None, :] < C), other=0)
+        x = tl.load(v + cols, mask=cols < C, other=0)
+        acc = tl.dot(a, x[:, None] + tl.zeros((16, 16), dtype=tl.float32), acc)
+    tl.store(y + rows, tl.sum(tl.where(j[None, :] == 0, acc, 0.0), axis=1), mask=rows < R)
+
+
+@kit.jit
+def box3(img, out, H, W, Ho, Wo, B: tl.constexpr, MASK_LOADS: tl.constexpr, MASK_STORE: tl.constexpr,
+         PLAIN_CAST: tl.constexpr):
+    # valid 3x3 correlation of a uint8 (or float32) image, B x B outputs per program
+    ys = tl.program_id(1) * B + tl.arange(0, B)
+    xs = tl.program_id(0) * B + tl.arange(0, B)
+    m = (ys[:, None] < Ho) & (xs[None, :] < Wo)
+    acc = tl.zeros((B, B), dtype=tl.float32)
+    for i in range(3):
+        for j in range(3):
+            p = img + (ys[:, None] + i) * W + xs[None, :] + j
+            if MASK_LOADS:
+                x = tl.load(p, mask=m, other=0)
+            else:
+                x = tl.load(p)
+            acc = acc + x.to(tl.float32)
+    if PLAIN_CAST:
+        r = acc.to(tl.uint8)                           # the bug: no saturation before the cast
+    elif out.dtype.element_ty == tl.uint8:
+        r = tl.minimum(tl.maximum(acc, 0.0), 255.0).to(tl.uint8)
+    else:
+        r = acc
+    if MASK_STORE:
+        tl.store(out + ys[:, None] * Wo + xs[None, :], r, mask=m)
+    else:
+        tl.store(out + ys[:, None] * Wo + xs[None, :], r)
+
+
+def _box(name, dtype, **flags):
+    def run(problem, out):
+        img = np.ascontiguousarray(problem.inputs["image"])
+        H, W = img.shape
+        Ho, Wo = H - 2, W - 2
+        return kit.launch(box3, (kit.cdiv(Wo, B), kit.cdiv(Ho, B)), img, kit.OUT, H, W, Ho, Wo, out=out,
+                          what=f"filter2d/tribug/{name}", B=B, **flags)
+    sup = {"dtype": (dtype,), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
+           "fill.weights": ("one",), "h": Range(3), "w": Range(3), "out_dtype": (None,)}
+    if dtype == "uint8":
+        sup.update(accumulator=("float32",), shift=(0,), rounding=("trunc",), cast=("saturate",))
+    return Variant(op="filter2d", backend="tribug", name=name, run=run, supports=sup, available=kit.available,
+                   doc="3x3 box sum, valid boundary")
+
+
+def _matvec(name, kernel, **flags):
+    def run(problem, out):
+        m, v = (np.ascontiguousarray(problem.inputs[k]) for k in "mv")
+        R, C = m.shape
+        blk = 16 if kernel is matvec_dot else B
+        return kit.launch(kernel, (kit.cdiv(R, blk),), m, v, kit.OUT, R, C, out=out,
+                          what=f"matvec/tribug/{name}", B=B, **flags)
+    return Variant(op="matvec", backend="tribug", name=name, run=run, available=kit.available,
+                   supports={"dtype": ("float32",), "rows": Range(1), "cols": Range(1)},
+                   doc="row-block reduction")
+
+
+def _variants():
+    ok = dict(MASK_LOADS=True, MASK_STORE=True, PLAIN_CAST=False)
+    return [
+        _matvec("matvec_ok", matvec_ok, DROP_LAST=False),
+        _matvec("drops_last_block", matvec_ok, DROP_LAST=True),
+        _matvec("tf32_dot", matvec_dot),
+        _box("box_ok", "float32", **ok),
+        _box("unmasked_load", "float32", **dict(ok, MASK_LOADS=False)),
+        _box("unmasked_store", "float32", **dict(ok, MASK_STORE=False)),
+        _box("plain_cast", "uint8", **dict(ok, PLAIN_CAST=True)),
+    ]
+
+
+backend = Backend(name="tribug", variants=_variants, **backend_fields())
+'''
+
+
+@pytest.fixture(scope="module")
+def tribug(tmp_path_factory):
+    env = plugin_env(tmp_path_factory.mktemp("tribug_site"), {"tribug": PLUGIN})
+    env["REFCONV_TRITON"] = "interpret"
+    work = tmp_path_factory.mktemp("tribug_run")
+    p = refconv_cli("check", "--backend", "tribug", "--seed", "1", "--jobs", "2", "--quiet", "--no-save",
+                    "--json", "r.json", env=env, cwd=work, timeout=600)
+    report = json.loads((work / "r.json").read_text())
+    return p, {r["variant"].split("/")[-1]: r for r in report["results"]}
+
+
+@pytest.mark.slow
+def test_the_plugins_correct_kernels_pass(tribug):
+    p, res = tribug
+    for name in ("matvec_ok", "box_ok"):
+        assert res[name]["status"] == "pass", (name, res[name], p.stdout + p.stderr)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, access, array", [("unmasked_load", "load", "img"),
+                                                  ("unmasked_store", "store", "out")])
+def test_the_plugins_unmasked_accesses_are_named_out_of_bounds(tribug, name, access, array):
+    p, res = tribug
+    r = res[name]
+    assert r["status"] == "fail", r
+    oob = [f for f in r["findings"] if f["class"] == "out-of-bounds"]
+    assert oob and oob[0]["access"] == access and oob[0]["array"] == array and oob[0]["kernel"] == "box3", r
+    assert "rcplug_tribug.py:" in oob[0]["line"], oob[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["plain_cast", "drops_last_block", "tf32_dot"])
+def test_the_plugins_wrong_arithmetic_fails_the_check(tribug, name):
+    p, res = tribug
+    r = res[name]
+    assert r["status"] == "fail" and not r.get("findings"), r
+    assert "not accepted" in r["reason"], r
