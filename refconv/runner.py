@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed as hyp
 
 from .case import Case
 from .checking import ExampleResult, InvalidProblem, check_example
+from .directed import directed_cases
 from .profiles import Profile, database, get_profile
 from .strategies import cases
 from .variant import Variant
@@ -36,6 +37,9 @@ class VariantResult:
     reproducer: str | None = None     # path of the saved reproducer file
     reproducer_error: str = ""        # why the reproducer could not be saved (the failure stays)
     shrink_examples: int = 0          # examples run while shrinking, after the first failure
+    directed: int = 0                 # directed cases run (refconv.directed), before the random draws
+    directed_skipped: list = field(default_factory=list)  # directed table rows outside the support
+    failed_case: str = ""             # which directed case failed ("" when a random draw did)
     findings: list = field(default_factory=list)
     statistics: str = ""
 
@@ -55,7 +59,9 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                   db: str | None = None, failures_dir: str | None = ".refconv/failures",
                   on_example: Callable[[str, ExampleResult | None, str | None], None] | None = None,
                   shrink: bool = True, backend_options: dict | None = None) -> VariantResult:
-    """Check ``variant`` against the spec on ``profile.max_examples`` Hypothesis examples.
+    """Check ``variant`` against the spec: first its directed cases (:func:`refconv.directed.directed_cases`,
+    the same in every run; the first failing one is the failure, unshrunk: it is small already),
+    then ``profile.max_examples`` Hypothesis examples.
 
     ``on_example(event, result, case)`` is called with ``("start", None, case_line)`` before and ``("done",
     result, None)`` after every example (progress and hang detection).  On failure the minimised case is
@@ -106,8 +112,28 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     test._hypothesis_internal_database_key = f"refconv:{variant.id}".encode()
 
     res = VariantResult(variant.id, "pass")
+    table = directed_cases(variant, prof)
+    res.directed_skipped = list(table.skipped)
+    for dc in table.cases:                    # the directed cases first: deterministic verdicts
+        if on_example:
+            on_example("start", None, str(Case(dc.problem, dc.params)))
+        try:
+            r = check_example(variant, dc.problem, dc.params)
+        except InvalidProblem:               # outside the spec's domain: skipped, not failed
+            res.directed_skipped.append(dc.label)
+            continue
+        res.directed += 1
+        if on_example:
+            on_example("done", r, None)
+        if r.status != "pass":
+            last_fail["problem"], last_fail["params"], last_fail["result"] = dc.problem, dc.params, r
+            res.failed_case = dc.label
+            break
+        stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
+        stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
     try:
-        test()
+        if not last_fail:
+            test()
     except _CaseFailed:
         pass
     except BaseException as e:  # Hypothesis itself failed (e.g. Unsatisfiable): an error of the run
@@ -124,12 +150,14 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         res.status = "error" if r.status == "error" else "fail"
         res.failure = r.to_dict()
         res.findings = r.findings
-        res.reason = r.message
+        res.reason = (f"directed case {res.failed_case}: " if res.failed_case else "") + r.message
         if failures_dir:
             save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name,
                          backend_options)
-    res.statistics = (f"{res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
-                                                    if res.shrink_examples else "") +
+    res.statistics = (f"{res.directed} directed cases" +
+                      (f" ({len(res.directed_skipped)} outside the support skipped)" if res.directed_skipped else "") +
+                      f" + {res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
+                                                       if res.shrink_examples else "") +
                       f" ({res.passed} passed, {res.invalid} outside the spec's domain "
                       f"rejected) in {res.seconds:.2f}s; "
                       f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
