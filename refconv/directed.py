@@ -13,8 +13,11 @@ table into concrete ``(problem, params)`` cases for one variant, inside its decl
 * the *geometry* cases: sizes along each launch axis derived from the launch parameters drawn
   for the case (``M``: the first integer parameter for ``x``, the second for ``y``): one element;
   ``M − 1`` × ``M + 1`` and ``M + 1`` × ``M − 1`` (one partial block at each edge); ``2M + 1``
-  both ways (several blocks and a partial one); ``4M + 3`` along one axis (several blocks even for
-  a thread that handles a coarsened run of outputs).
+  both ways at the smallest parameters (several blocks and a partial one); ``4M + 3`` along one
+  axis, ``M`` the axis parameter's largest value, run at the smallest parameters (several blocks
+  even where a thread handles a coarsened run of outputs).  The first three ride on value cases (a
+  table row's second and later cases); the rest are cases of their own with ``random`` data.
+  A value case that carries no geometry has ``M + 1`` along each axis, within the profile's caps.
 
 Each case is built through the op record's own ``draw`` with a deterministic drawer, so the
 record's rules (which options apply to which dtype, validity) hold; a case the variant's
@@ -38,9 +41,13 @@ from .variant import Range, Variant
 #: the geometry cases: (x kind, y kind) per case, sizes from the launch parameter M of the axis
 GEOMETRY = (("one", "one"), ("below", "above"), ("above", "below"), ("several", "several"),
             ("wide", "one"), ("one", "wide"))
-#: a directed case holds at most this many input and output elements together (cost bound; the
-#: geometry falls back to smaller launch parameters, then to the profile's caps)
-MAX_ELEMENTS = 1 << 15
+#: the geometry kinds a value case may carry (a table row's second and later cases), so that they
+#: cost no case of their own; the others (several blocks) run with general ``random`` data
+SHARED_GEOMETRY = GEOMETRY[:3]
+#: cost bound of a directed case: its input and output elements together, times the product of
+#: its integer launch parameters (a proxy for the threads a simulator runs); past it the case
+#: falls back to the smallest launch parameters, else it is dropped
+MAX_COST = 1 << 18
 #: at most this many value cases per variant (the pairwise crossing is greedy; it stops here)
 MAX_VALUE_CASES = 12
 
@@ -182,13 +189,15 @@ class _Builder:
         self.variant, self.profile = variant, profile
         self.rec = ops.get(variant.op)
 
-    def sizes_for(self, params: dict, kinds: tuple | None) -> dict:
-        """Sizes of the grid dims: geometry ``kinds`` (x, y) relative to the launch parameters, or
-        for value cases one partial block past M (``M + 1``) kept within the profile's caps."""
+    def sizes_for(self, params: dict, kinds: tuple | None, scale: dict | None = None) -> dict:
+        """Sizes of the grid dims: geometry ``kinds`` (x, y) relative to the launch parameters
+        (or to ``scale[axis]`` where given), or for value cases one partial block past M
+        (``M + 1``) kept within the profile's caps."""
         from .strategies import domain
         ints = _int_params(params)
         mx = ints[0] if ints else 8
         my = ints[1] if len(ints) > 1 else mx
+        mx, my = (scale or {}).get("x", mx), (scale or {}).get("y", my)
         out = {}
         for dim, axis in self.rec.grid.items():
             m = max(mx if axis == "x" else my, 2)
@@ -264,18 +273,28 @@ class _Builder:
         dr.assume(self.rec.why_invalid(d, o) is None)
         return d, o
 
-    def fitted(self, choice, row, params, kinds):
-        """:meth:`build` within :data:`MAX_ELEMENTS`: first with ``params``, then with every
+    def fitted(self, choice, row, params, kinds, scale=None):
+        """:meth:`build` within :data:`MAX_COST`: first with ``params``, then with every
         parameter at its smallest value; value cases (``kinds`` None) stay within the caps."""
         tried = []
         for p in (params, _smallest_params(self.variant)):
             if p in tried:
                 continue
             tried.append(p)
-            problem = self.build(choice, row, p, self.sizes_for(p, kinds))
-            if problem is not None and _elements(problem) <= MAX_ELEMENTS:
+            problem = self.build(choice, row, p, self.sizes_for(p, kinds, scale))
+            if problem is not None and _elements(problem) * int(np.prod(_int_params(p) or [1])) <= MAX_COST:
                 return problem, p
         return None
+
+    def largest(self, axis: str) -> int | None:
+        """The largest value of the launch parameter along ``axis`` (``x``: the first integer
+        parameter, ``y``: the second)."""
+        ints = [p for p in self.variant.params if all(isinstance(v, int) and not isinstance(v, bool)
+                                                      for v in p.values)]
+        i = 0 if axis == "x" else 1
+        if not ints:
+            return None
+        return max(ints[min(i, len(ints) - 1)].values)
 
 
 def _factors(variant: Variant, profile: Profile) -> list:
@@ -327,6 +346,7 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
     if len(factors) == 1:
         uncovered = {(factors[0][0], repr(v), "", "") for v in factors[0][1]}
     cases, realised_rows, seen = [], set(), set()
+    shared = list(SHARED_GEOMETRY)
     vals_of = {k: {repr(v): v for v in vs} for k, vs in factors}
     i = 0
     while uncovered and len(cases) < MAX_VALUE_CASES:
@@ -342,7 +362,8 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
         row = rows.get(choice.get("row"))
         params = _params_for(variant, i)
         i += 1
-        got = b.fitted(choice, row, params, None)
+        kinds = shared[0] if shared and rec.grid and row is not None and row.name in realised_rows else None
+        got = b.fitted(choice, row, params, kinds)
         uncovered.discard(start)                   # realised or not, this start is done
         if got is None:
             continue
@@ -360,7 +381,11 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
         uncovered -= new
         if row is not None:
             realised_rows.add(row.name)
-        cases.append(DirectedCase(problem, p, row.name if row is not None else "values"))
+        label = row.name if row is not None else "values"
+        if kinds is not None:
+            shared.remove(kinds)
+            label += f" + geometry {kinds[0]} x {kinds[1]}"
+        cases.append(DirectedCase(problem, p, label))
     # rows not realised yet (the crossing stopped early): one case each, at the pinned values
     for r in rec.directed:
         if r.name in realised_rows:
@@ -376,8 +401,14 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
     # the geometry cases
     if rec.grid:
         for j, kinds in enumerate(GEOMETRY):
-            params = _params_for(variant, j + 1)
-            got = b.fitted({}, None, params, kinds)
+            if kinds in SHARED_GEOMETRY and kinds not in shared:
+                continue                          # a value case carried it
+            # several blocks with the fewest threads: the smallest launch parameters; "wide" is
+            # relative to the largest value of the axis's parameter, so that it spans several
+            # blocks even where a thread covers a coarsened run of outputs
+            params = _smallest_params(variant)
+            scale = {ax: b.largest(ax) for ax, k in zip("xy", kinds) if k == "wide" and b.largest(ax)}
+            got = b.fitted({}, None, params, kinds, scale)
             if got is None:
                 continue
             key = (got[0].descriptor(), tuple(sorted(got[1].items())))
