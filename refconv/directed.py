@@ -48,8 +48,9 @@ SHARED_GEOMETRY = GEOMETRY[:3]
 #: its integer launch parameters (a proxy for the threads a simulator runs); past it the case
 #: falls back to the smallest launch parameters, else it is dropped
 MAX_COST = 1 << 18
-#: at most this many value cases per variant (the pairwise crossing is greedy; it stops here)
-MAX_VALUE_CASES = 12
+#: at most this many value cases per variant (the pairwise crossing is greedy and covers the pairs
+#: with a table row first, then those with the dtype; it stops here)
+MAX_VALUE_CASES = 24
 
 _INT_FILLS = tuple(k for k in FILL_KINDS if k != "special")
 
@@ -247,9 +248,9 @@ class _Builder:
             raise
         if self.rec.why_invalid(d, o) is not None:
             return None
-        full = self.rec.complete(o)
-        if any((d[k] if k in d else full.get(k)) != v for k, v in pins.items()):
-            return None                            # the record's rules overrode a pin
+        if any((d[k] if k in d else o[k]) != v for k, v in pins.items() if k in d or k in o):
+            return None                            # the record's rules overrode a pin (an option
+            #                                        they leave out does not apply to these dims)
         fills = {}
         for name in self.rec.input_shapes(d):
             kind = _fill_for(self.variant, row, name, self.rec.input_dtype(name, d))
@@ -327,6 +328,12 @@ def _pair_key(k1, v1, k2, v2) -> tuple:
     return a, va, b, vb
 
 
+def _priority(pair: tuple) -> tuple:
+    """The order in which open pairs start a case: a table row's pairs, then the dtype's."""
+    keys = (pair[0], pair[2])
+    return (0 if "row" in keys else 1 if "dtype" in keys else 2,) + pair
+
+
 def _pairs(values: dict) -> set:
     return {_pair_key(a, va, b, vb) for (a, va), (b, vb) in itertools.combinations(values.items(), 2)}
 
@@ -350,7 +357,7 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
     vals_of = {k: {repr(v): v for v in vs} for k, vs in factors}
     i = 0
     while uncovered and len(cases) < MAX_VALUE_CASES:
-        start = min(uncovered)
+        start = min(uncovered, key=_priority)
         choice = {start[0]: vals_of[start[0]][start[1]]}
         if start[2]:
             choice[start[2]] = vals_of[start[2]][start[3]]
