@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed as hyp_seed, settings
+from hypothesis.database import ExampleDatabase
 
 from .case import Case
 from .checking import ExampleResult, InvalidProblem, check_example
@@ -45,6 +46,38 @@ class VariantResult:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class _Reshrink(ExampleDatabase):
+    """The example database as a shrinking run sees it: the failures saved under the variant's
+    key are offered as its *secondary* corpus, so that Hypothesis replays them and shrinks a
+    failing one again.  From the primary corpus Hypothesis would report an exact replay unshrunk
+    (it takes those as shrunk already), yet a run with shrinking off, or one stopped while
+    shrinking, saved them as found: a large case would then come back large in every later run
+    where a fresh database shrinks it to 1×1.  Everything else passes through unchanged."""
+
+    def __init__(self, db: ExampleDatabase, key: bytes):
+        super().__init__()
+        self._db, self._key, self._secondary = db, key, key + b".secondary"
+
+    def fetch(self, key: bytes):
+        if key == self._key:
+            return iter(())
+        if key == self._secondary:
+            saved = list(self._db.fetch(self._key))
+            return iter(saved or list(self._db.fetch(key)))
+        return self._db.fetch(key)
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._db.save(key, value)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self._db.delete(key, value)
+        if key == self._secondary:        # a replayed failure that passes now: gone from both
+            self._db.delete(self._key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._db.move(src, dest, value)
 
 
 class _CaseFailed(Exception):
@@ -105,11 +138,15 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         # counterexamples through the database, so the ``settings`` below are applied *after* ``@seed`` and
         # put the database back: a seeded run replays saved failures first and saves the ones it finds.
         test = hyp_seed(seed)(test)
-    test = settings(max_examples=prof.max_examples, deadline=None, database=database(db),
+    key = f"refconv:{variant.id}".encode()
+    store = database(db)
+    if store is not None and shrink:
+        store = _Reshrink(store, key)
+    test = settings(max_examples=prof.max_examples, deadline=None, database=store,
                     suppress_health_check=list(HealthCheck), phases=phases, derandomize=False,
                     print_blob=False, report_multiple_bugs=False,
                     verbosity=Verbosity.quiet)(test)  # refconv reports; no "Falsifying example" or "@seed" advice
-    test._hypothesis_internal_database_key = f"refconv:{variant.id}".encode()
+    test._hypothesis_internal_database_key = key
 
     res = VariantResult(variant.id, "pass")
     table = directed_cases(variant, prof)
