@@ -94,7 +94,8 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                   shrink: bool = True, backend_options: dict | None = None) -> VariantResult:
     """Check ``variant`` against the spec: first its directed cases (:func:`refconv.directed.directed_cases`,
     the same in every run; the first failing one is the failure, unshrunk: it is small already),
-    then ``profile.max_examples`` Hypothesis examples.
+    then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk by its
+    sizes (:func:`_shrink_directed`) when ``shrink``.
 
     ``on_example(event, result, case)`` is called with ``("start", None, case_line)`` before and ``("done",
     result, None)`` after every example (progress and hang detection).  On failure the minimised case is
@@ -163,7 +164,9 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         if on_example:
             on_example("done", r, None)
         if r.status != "pass":
-            last_fail["problem"], last_fail["params"], last_fail["result"] = dc.problem, dc.params, r
+            problem, r = (_shrink_directed(variant, dc.problem, dc.params, r, stats, on_example)
+                          if shrink else (dc.problem, r))
+            last_fail["problem"], last_fail["params"], last_fail["result"] = problem, dc.params, r
             res.failed_case = dc.label
             break
         stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
@@ -199,6 +202,53 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                       f"rejected) in {res.seconds:.2f}s; "
                       f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
     return res
+
+
+#: at most this many examples shrink a failing directed case
+DIRECTED_SHRINK_BUDGET = 40
+
+
+def _shrink_directed(variant: Variant, problem, params: dict, result: ExampleResult, stats: dict,
+                     on_example=None):
+    """A smaller failing case near a failing directed one: each ranged dim in turn tried at its
+    lower end, half-way and one less, kept while the case still fails the same way (``fail``
+    stays ``fail``, ``error`` stays ``error``) inside the variant's support; the fills, options
+    and launch parameters stay.  At most :data:`DIRECTED_SHRINK_BUDGET` examples, counted as
+    shrinking.  Returns ``(problem, result)``."""
+    from .problem import Problem
+    from .strategies import domain, outside_support
+    from .variant import Range
+    tries, improved = 0, True
+    while improved and tries < DIRECTED_SHRINK_BUDGET:
+        improved = False
+        for k in problem.record.dims:
+            dom = domain(variant, k)
+            cur = problem.dims[k]
+            if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
+                continue
+            for cand in sorted({dom.lo, (dom.lo + cur) // 2, cur - 1}):
+                if cand >= cur or tries >= DIRECTED_SHRINK_BUDGET:
+                    continue
+                try:
+                    smaller = Problem(problem.op, {**problem.dims, k: cand}, problem.options, problem.fills)
+                except ValueError:
+                    continue
+                if outside_support(variant, smaller, params) is not None:
+                    continue
+                if on_example:
+                    on_example("start", None, str(Case(smaller, params)))
+                try:
+                    r = check_example(variant, smaller, params)
+                except InvalidProblem:
+                    continue
+                tries += 1
+                stats["shrink"] += 1
+                if on_example:
+                    on_example("done", r, None)
+                if r.status == result.status:
+                    problem, result, improved = smaller, r, True
+                    break
+    return problem, result
 
 
 def save_or_note(res: VariantResult, failures_dir: str, variant: Variant, problem, params: dict,
