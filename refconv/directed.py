@@ -36,6 +36,7 @@ from . import ops
 from .oprecord import Directed
 from .problem import FILL_KINDS, Problem
 from .profiles import Profile, get_profile
+from .strategies import domain, host_bytes, host_memory
 from .variant import Range, Variant
 
 #: the geometry cases: (x kind, y kind) per case, sizes from the launch parameter M of the axis
@@ -95,7 +96,6 @@ class _Drawer:
         self.variant, self._profile, self._choice, self._sizes = variant, profile, choice, sizes
 
     def dom(self, key: str):
-        from .strategies import domain
         return domain(self.variant, key, self._profile)
 
     def declared(self, key: str) -> bool:
@@ -118,7 +118,6 @@ class _Drawer:
 
     def size(self, key: str):
         if key in self._sizes:
-            from .strategies import domain
             dom = domain(self.variant, key)          # uncapped: directed sizes may pass the profile's caps
             want = self._sizes[key]
             if isinstance(dom, Range):
@@ -194,7 +193,6 @@ class _Builder:
         """Sizes of the grid dims: geometry ``kinds`` (x, y) relative to the launch parameters
         (or to ``scale[axis]`` where given), or for value cases one partial block past M
         (``M + 1``) kept within the profile's caps."""
-        from .strategies import domain
         ints = _int_params(params)
         mx = ints[0] if ints else 8
         my = ints[1] if len(ints) > 1 else mx
@@ -214,7 +212,6 @@ class _Builder:
     def pinned(self, row: Directed) -> dict | None:
         """The row's pins resolved against the variant's domains (the first admitted value of
         each), or None when some pin has no admitted value: the row is outside the support."""
-        from .strategies import domain
         out = {}
         for k, prefs in row.pins.items():
             try:
@@ -230,7 +227,6 @@ class _Builder:
     def build(self, choice: dict, row: Directed | None, params: dict, sizes: dict):
         """The case for these choices, or None when the record's rules, the variant's support or
         its constraint reject it, or the problem does not hold the row's pinned values."""
-        from .strategies import host_bytes, host_memory
         pins = {}
         if row is not None:
             pins = self.pinned(row)
@@ -301,7 +297,6 @@ class _Builder:
 def _factors(variant: Variant, profile: Profile) -> list:
     """``(key, values)`` of the pairwise crossing: every tuple-domain dim and option the variant
     admits, the representatives of every ranged non-grid dim and option."""
-    from .strategies import domain
     rec = ops.get(variant.op)
     out = []
     for key in list(rec.dims) + list(rec.options):
