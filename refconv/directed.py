@@ -210,18 +210,19 @@ class _Builder:
         return out
 
     def pinned(self, row: Directed) -> dict | None:
-        """The row's pins resolved against the variant's domains (the first admitted value of
-        each), or None when some pin has no admitted value: the row is outside the support."""
+        """The row's pins resolved against the variant's domains: key -> the admitted values of the
+        pin, in the row's order; None when a pin has no admitted value (the row is outside the
+        support)."""
         out = {}
         for k, prefs in row.pins.items():
             try:
                 dom = domain(self.variant, k, self.profile)
             except ValueError:
                 dom = domain(self.variant, k)
-            ok = [v for v in prefs if (v in dom if isinstance(dom, Range) else v in tuple(dom))]
+            ok = tuple(v for v in prefs if (v in dom if isinstance(dom, Range) else v in tuple(dom)))
             if not ok:
                 return None
-            out[k] = ok[0]
+            out[k] = ok
         return out
 
     def build(self, choice: dict, row: Directed | None, params: dict, sizes: dict):
@@ -232,7 +233,7 @@ class _Builder:
             pins = self.pinned(row)
             if pins is None:
                 return None
-            choice = {**choice, **pins}
+            choice = {**choice, **{k: v[0] for k, v in pins.items()}}
         dr = _Drawer(self.variant, self.profile, choice, sizes)
         try:
             d, o = self.rec.draw(dr) if self.rec.draw is not None else self._default_draw(dr)
@@ -244,7 +245,7 @@ class _Builder:
             raise
         if self.rec.why_invalid(d, o) is not None:
             return None
-        if any((d[k] if k in d else o[k]) != v for k, v in pins.items() if k in d or k in o):
+        if any((d[k] if k in d else o[k]) not in v for k, v in pins.items() if k in d or k in o):
             return None                            # the record's rules overrode a pin (an option
             #                                        they leave out does not apply to these dims)
         fills = {}

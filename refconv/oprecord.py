@@ -63,10 +63,11 @@ class Directed:
     class the row is there for (docs/specs.md lists them).  ``fills``: input -> fill kind, or a
     tuple of kinds where the first that the input's dtype and the variant's ``fill.<input>``
     support admit is used (``special`` has no integer form, so ``("special", "edge")`` falls back
-    to saturation values on uint8).  ``pins``: dim or option -> a tuple of preferred values; the
-    first the variant admits is used, otherwise the value the pairwise crossing chose (a pin is
-    a preference, never a reason to skip).  ``seed``: the fills' seed (fixed: every run checks
-    the same data)."""
+    to saturation values on uint8).  ``pins``: dim or option -> the values the bug class needs,
+    in order of preference: the case takes the first the variant admits and holds one of them
+    (an option the record's rules leave out, as rounding for a float image, does not apply);
+    a row with a pin the variant admits no value of is outside its support and skipped.
+    ``seed``: the fills' seed (fixed: every run checks the same data)."""
 
     name: str
     bug: str

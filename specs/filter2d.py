@@ -371,6 +371,10 @@ _PAPER_FILLS = {"image": "random.1", "weights": "exact.2"}
 #: a 3x3 kernel where the support admits one (several taps: a zero next to a NaN, sums of mixed signs)
 _K3 = {"kh": (3, 5, 4, 2, 1), "kw": (3, 5, 4, 2, 1)}
 
+#: a kernel of two taps on a float accumulator, no shift: sums of two quarter-valued products
+#: land on .5 and stay inside the output range (a larger kernel saturates them away)
+_SMALL = {"kh": (1, 2, 3), "kw": (2, 1, 3), "accumulator": ("float32", "float64"), "shift": (0, 1)}
+
 #: the directed cases (refconv.directed; docs/specs.md "What a ci run catches" says what each is for)
 DIRECTED = (
     Directed("sparse-nan", "taps with zero or tiny weights skipped (0·NaN, 0·Inf, tiny·Inf lost)",
@@ -390,7 +394,11 @@ DIRECTED = (
              {"image": "edge", "weights": "edge"},
              {**_K3, "dtype": ("uint8",), "out_dtype": ("int8",), "cast": ("saturate",)}, seed=5),
     Directed("ties", "rounding half-up or half-away instead of half-to-even; trunc instead of round",
-             {"image": "ties", "weights": "ties"}, {"rounding": ("nearest-even",)}, seed=6),
+             {"image": "ties", "weights": "ties"}, {**_SMALL, "rounding": ("nearest-even",)}, seed=6),
+    Directed("trunc-negative", "trunc done as floor (or through an unsigned type) on negative fractional sums",
+             {"image": "ties", "weights": "ties"},
+             {**_SMALL, "dtype": ("uint8",), "rounding": ("trunc",), "out_dtype": ("int16", "int32", "int8")},
+             seed=9),
     Directed("onehot", "inputs rounded to TF32 / bfloat16 / float16 (every output one exact product: bitwise)",
              {"image": "random", "weights": "onehot"}, seed=7),
 )

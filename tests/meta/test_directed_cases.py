@@ -26,6 +26,8 @@ ROW_FOR_BUG = {
     "filter2d_uint8_saturation": {"saturation-wide"},
     "sobel_uint8_saturation": {"saturation-wide"},
     "int8_symmetric_saturation": {"saturation-int8"},
+    "filter2d_half_up": {"ties"},
+    "trunc_as_floor": {"trunc-negative"},
 }
 
 
