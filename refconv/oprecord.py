@@ -54,6 +54,33 @@ class BenchProblem:
     tags: tuple = ()
 
 
+@dataclass(frozen=True)
+class Directed:
+    """One row of an op's table of directed cases (:mod:`refconv.directed`): an input pattern
+    aimed at a bug class, run on every variant whose support admits it before the random draws.
+
+    ``name``: a short label (it appears in the case's progress and reproducer); ``bug``: the bug
+    class the row is there for (docs/specs.md lists them).  ``fills``: input -> fill kind, or a
+    tuple of kinds where the first that the input's dtype and the variant's ``fill.<input>``
+    support admit is used (``special`` has no integer form, so ``("special", "edge")`` falls back
+    to saturation values on uint8).  ``pins``: dim or option -> the values the bug class needs,
+    in order of preference: the case takes the first the variant admits and holds one of them
+    (an option the record's rules leave out, as rounding for a float image, does not apply);
+    a row with a pin the variant admits no value of is outside its support and skipped.
+    ``seed``: the fills' seed (fixed: every run checks the same data)."""
+
+    name: str
+    bug: str
+    fills: Mapping[str, Any]
+    pins: Mapping[str, tuple] = field(default_factory=dict)
+    seed: int = 1
+
+    def fill_kinds(self, name: str) -> tuple:
+        """The fill kinds to try for input ``name``, in order (empty: the input is not named)."""
+        k = self.fills.get(name, ())
+        return (k,) if isinstance(k, str) else tuple(k)
+
+
 def _default_dtype(name: str, dims: Mapping[str, Any]):
     return dims["dtype"]
 
@@ -96,6 +123,11 @@ class OpRecord:
       here instead of in the profiles).
     * ``compile_dims``: preferred small sizes for ahead-of-time compile checks (dim -> value; a
       compile check uses the domain's lower end for dims not named).
+    * ``directed``: the op's table of directed cases (:class:`Directed`), crossed pairwise
+      with the option values and launch geometry a variant admits (:mod:`refconv.directed`);
+      ``grid``: size dim -> launch axis (``"x"``: the first integer launch parameter,
+      ``"y"``: the second), the dims whose directed sizes are derived from the launch
+      parameters (one element, one partial block at each edge, several blocks).
     * ``order``: listing order among ops.
     """
 
@@ -119,6 +151,8 @@ class OpRecord:
     presets: tuple = ()
     caps: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     compile_dims: Mapping[str, int] = field(default_factory=dict)
+    directed: tuple = ()
+    grid: Mapping[str, str] = field(default_factory=dict)
     order: int = 1000
 
     def __post_init__(self):
@@ -141,6 +175,13 @@ class OpRecord:
         for k in self.spec_dims:
             if k not in self.dims:
                 raise ValueError(f"OpRecord {self.name!r}: spec dim {k!r} is not one of dims {list(self.dims)}")
+        object.__setattr__(self, "directed", tuple(self.directed))
+        if not all(isinstance(r, Directed) for r in self.directed):
+            raise TypeError(f"OpRecord {self.name!r}: directed must be a tuple of Directed")
+        for k, axis in dict(self.grid).items():
+            if k not in self.dims or axis not in ("x", "y"):
+                raise ValueError(f"OpRecord {self.name!r}: grid {k!r}: {axis!r}; accepted: a dim of "
+                                 f"{list(self.dims)} mapped to 'x' or 'y'")
         clash = set(self.dims) & set(self.options)
         if clash:
             raise ValueError(f"OpRecord {self.name!r}: {sorted(clash)} both dims and options")

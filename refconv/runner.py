@@ -9,9 +9,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, reject, seed as hyp_seed, settings
+from hypothesis.database import ExampleDatabase
 
 from .case import Case
 from .checking import ExampleResult, InvalidProblem, check_example
+from .directed import directed_cases
 from .profiles import Profile, database, get_profile
 from .strategies import cases
 from .variant import Variant
@@ -36,11 +38,46 @@ class VariantResult:
     reproducer: str | None = None     # path of the saved reproducer file
     reproducer_error: str = ""        # why the reproducer could not be saved (the failure stays)
     shrink_examples: int = 0          # examples run while shrinking, after the first failure
+    directed: int = 0                 # directed cases run (refconv.directed), before the random draws
+    directed_skipped: list = field(default_factory=list)  # directed table rows outside the support
+    failed_case: str = ""             # which directed case failed ("" when a random draw did)
     findings: list = field(default_factory=list)
     statistics: str = ""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+class _Reshrink(ExampleDatabase):
+    """The example database as a shrinking run sees it: the failures saved under the variant's
+    key are offered as its *secondary* corpus, so that Hypothesis replays them and shrinks a
+    failing one again.  From the primary corpus Hypothesis would report an exact replay unshrunk
+    (it takes those as shrunk already), yet a run with shrinking off, or one stopped while
+    shrinking, saved them as found: a large case would then come back large in every later run
+    where a fresh database shrinks it to 1×1.  Everything else passes through unchanged."""
+
+    def __init__(self, db: ExampleDatabase, key: bytes):
+        super().__init__()
+        self._db, self._key, self._secondary = db, key, key + b".secondary"
+
+    def fetch(self, key: bytes):
+        if key == self._key:
+            return iter(())
+        if key == self._secondary:
+            saved = list(self._db.fetch(self._key))
+            return iter(saved or list(self._db.fetch(key)))
+        return self._db.fetch(key)
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._db.save(key, value)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self._db.delete(key, value)
+        if key == self._secondary:        # a replayed failure that passes now: gone from both
+            self._db.delete(self._key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._db.move(src, dest, value)
 
 
 class _CaseFailed(Exception):
@@ -55,7 +92,10 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                   db: str | None = None, failures_dir: str | None = ".refconv/failures",
                   on_example: Callable[[str, ExampleResult | None, str | None], None] | None = None,
                   shrink: bool = True, backend_options: dict | None = None) -> VariantResult:
-    """Check ``variant`` against the spec on ``profile.max_examples`` Hypothesis examples.
+    """Check ``variant`` against the spec: first its directed cases (:func:`refconv.directed.directed_cases`,
+    the same in every run; the first failing one is the failure, unshrunk: it is small already),
+    then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk by its
+    sizes (:func:`_shrink_directed`) when ``shrink``.
 
     ``on_example(event, result, case)`` is called with ``("start", None, case_line)`` before and ``("done",
     result, None)`` after every example (progress and hang detection).  On failure the minimised case is
@@ -99,15 +139,41 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         # counterexamples through the database, so the ``settings`` below are applied *after* ``@seed`` and
         # put the database back: a seeded run replays saved failures first and saves the ones it finds.
         test = hyp_seed(seed)(test)
-    test = settings(max_examples=prof.max_examples, deadline=None, database=database(db),
+    key = f"refconv:{variant.id}".encode()
+    store = database(db)
+    if store is not None and shrink:
+        store = _Reshrink(store, key)
+    test = settings(max_examples=prof.max_examples, deadline=None, database=store,
                     suppress_health_check=list(HealthCheck), phases=phases, derandomize=False,
                     print_blob=False, report_multiple_bugs=False,
                     verbosity=Verbosity.quiet)(test)  # refconv reports; no "Falsifying example" or "@seed" advice
-    test._hypothesis_internal_database_key = f"refconv:{variant.id}".encode()
+    test._hypothesis_internal_database_key = key
 
     res = VariantResult(variant.id, "pass")
+    table = directed_cases(variant, prof)
+    res.directed_skipped = list(table.skipped)
+    for dc in table.cases:                    # the directed cases first: deterministic verdicts
+        if on_example:
+            on_example("start", None, str(Case(dc.problem, dc.params)))
+        try:
+            r = check_example(variant, dc.problem, dc.params)
+        except InvalidProblem:               # outside the spec's domain: skipped, not failed
+            res.directed_skipped.append(dc.label)
+            continue
+        res.directed += 1
+        if on_example:
+            on_example("done", r, None)
+        if r.status != "pass":
+            problem, r = (_shrink_directed(variant, dc.problem, dc.params, r, stats, on_example)
+                          if shrink else (dc.problem, r))
+            last_fail["problem"], last_fail["params"], last_fail["result"] = problem, dc.params, r
+            res.failed_case = dc.label
+            break
+        stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
+        stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
     try:
-        test()
+        if not last_fail:
+            test()
     except _CaseFailed:
         pass
     except BaseException as e:  # Hypothesis itself failed (e.g. Unsatisfiable): an error of the run
@@ -124,16 +190,65 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         res.status = "error" if r.status == "error" else "fail"
         res.failure = r.to_dict()
         res.findings = r.findings
-        res.reason = r.message
+        res.reason = (f"directed case {res.failed_case}: " if res.failed_case else "") + r.message
         if failures_dir:
             save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name,
                          backend_options)
-    res.statistics = (f"{res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
-                                                    if res.shrink_examples else "") +
+    res.statistics = (f"{res.directed} directed cases" +
+                      (f" ({len(res.directed_skipped)} outside the support skipped)" if res.directed_skipped else "") +
+                      f" + {res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
+                                                       if res.shrink_examples else "") +
                       f" ({res.passed} passed, {res.invalid} outside the spec's domain "
                       f"rejected) in {res.seconds:.2f}s; "
                       f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
     return res
+
+
+#: at most this many examples shrink a failing directed case
+DIRECTED_SHRINK_BUDGET = 40
+
+
+def _shrink_directed(variant: Variant, problem, params: dict, result: ExampleResult, stats: dict,
+                     on_example=None):
+    """A smaller failing case near a failing directed one: each ranged dim in turn tried at its
+    lower end, half-way and one less, kept while the case still fails the same way (``fail``
+    stays ``fail``, ``error`` stays ``error``) inside the variant's support; the fills, options
+    and launch parameters stay.  At most :data:`DIRECTED_SHRINK_BUDGET` examples, counted as
+    shrinking.  Returns ``(problem, result)``."""
+    from .problem import Problem
+    from .strategies import domain, outside_support
+    from .variant import Range
+    tries, improved = 0, True
+    while improved and tries < DIRECTED_SHRINK_BUDGET:
+        improved = False
+        for k in problem.record.dims:
+            dom = domain(variant, k)
+            cur = problem.dims[k]
+            if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
+                continue
+            for cand in sorted({dom.lo, (dom.lo + cur) // 2, cur - 1}):
+                if cand >= cur or tries >= DIRECTED_SHRINK_BUDGET:
+                    continue
+                try:
+                    smaller = Problem(problem.op, {**problem.dims, k: cand}, problem.options, problem.fills)
+                except ValueError:
+                    continue
+                if outside_support(variant, smaller, params) is not None:
+                    continue
+                if on_example:
+                    on_example("start", None, str(Case(smaller, params)))
+                try:
+                    r = check_example(variant, smaller, params)
+                except InvalidProblem:
+                    continue
+                tries += 1
+                stats["shrink"] += 1
+                if on_example:
+                    on_example("done", r, None)
+                if r.status == result.status:
+                    problem, result, improved = smaller, r, True
+                    break
+    return problem, result
 
 
 def save_or_note(res: VariantResult, failures_dir: str, variant: Variant, problem, params: dict,

@@ -158,7 +158,9 @@ class Drawer:
         """A size from ``key``'s domain, favouring k·m−1, k·m, k·m+1 for the launch parameters m."""
         return _size(self._draw, self.dom(key), self._moduli)
 
-    def one_of(self, values):
+    def one_of(self, values, key: str | None = None):
+        """Any of ``values`` (the admitted values of ``key``, when the record names it: the
+        directed cases' drawer, :mod:`refconv.directed`, then picks the value it crosses)."""
         return self._draw(st.sampled_from(tuple(values)))
 
     def assume(self, condition) -> None:

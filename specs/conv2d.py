@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from refconv.dotbound import dot
-from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
 from refconv.variant import Range
 
 from ._validate import as_array, int_pair, integer
@@ -214,6 +214,24 @@ _PRESETS = tuple(
 _BENCH_OPTIONS = {"stride": 1, "padding": 0, "dilation": 1}
 _BENCH_FILLS = {"x": "random.1", "w": "random.2"}
 
+#: a 3x3 kernel over 2 channels where the support admits it (several taps per output)
+_K3 = {"r": (3, 2, 1), "s": (3, 2, 1), "c": (2, 1)}
+
+#: the directed cases (refconv.directed; docs/specs.md "What a ci run catches" says what each is for)
+DIRECTED = (
+    Directed("onehot-w", "x rounded to TF32 / bfloat16 / float16 (one-hot weights: every output one exact product)",
+             {"x": "random", "w": "onehot", "bias": "zero"}, seed=7),
+    Directed("onehot-x", "w rounded to TF32 / bfloat16 / float16 (one-hot input)",
+             {"x": "onehot", "w": "random", "bias": "zero"}, seed=8),
+    Directed("sparse-nan", "taps with zero or tiny weights skipped (0·NaN, 0·Inf lost), padding taps skipped",
+             {"x": "special", "w": "sparse"}, _K3),
+    Directed("sparse-max", "tiny weights skipped next to ±max and ±Inf inputs", {"x": "edge", "w": "sparse"}, _K3, seed=2),
+    Directed("edge", "overflow to ±Inf, Inf - Inf, a bias added twice or never", {"x": "edge", "w": "edge", "bias": "edge"},
+             {"bias": (1,)}, seed=3),
+    Directed("ramp", "a wrong index (channel, group, stride, dilation, padding offset): distinct exact values",
+             {"x": "ramp", "w": "exact", "bias": "exact"}, seed=4),
+)
+
 RECORD = OpRecord(
     name="conv2d",
     spec=conv2d,
@@ -237,5 +255,7 @@ RECORD = OpRecord(
                                   "groups": 1, "bias": 0}, _BENCH_OPTIONS, _BENCH_FILLS)},
     presets=_PRESETS,
     compile_dims={"h": 8, "w": 8, "c": 2, "r": 3, "s": 3, "m": 2, "n": 2},
+    directed=DIRECTED,
+    grid={"w": "x", "h": "y"},
     order=20,
 )

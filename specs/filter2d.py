@@ -9,7 +9,7 @@ import numpy as np
 
 from refconv.dotbound import dot
 from refconv.intervals import FSet, ISet
-from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
 from refconv.variant import Range
 
 from ._validate import (FLOAT_DTYPES, INT_OUT_DTYPES, as_array, boolean, choice, dtype_arg,
@@ -343,7 +343,7 @@ def _draw(dr):
     if d["dtype"] == "uint8":
         accs = tuple(a for a in dr.dom("accumulator") if a in ("float32", "int", "float64"))
         dr.assume(accs)
-        o["accumulator"] = dr.one_of(accs)
+        o["accumulator"] = dr.one_of(accs, "accumulator")
         o["shift"] = dr.pick("shift")
         out = dr.pick("out_dtype")
         if out is not None:
@@ -358,7 +358,7 @@ def _draw(dr):
             dr.assume(accs)
         outs = tuple(x for x in dr.dom("out_dtype") if x in (None, d["dtype"]))
         dr.assume(outs)
-        out = dr.one_of(outs)
+        out = dr.one_of(outs, "out_dtype")
         if out is not None:
             o["out_dtype"] = out
     return d, o
@@ -367,6 +367,41 @@ def _draw(dr):
 #: the seed study's problem (seed 000): integer accumulator, ``>> 4``, wrap to uint8, valid interior
 _PAPER_OPTIONS = {"boundary": "valid", "flip": False, "accumulator": "int", "shift": 4, "cast": "wrap"}
 _PAPER_FILLS = {"image": "random.1", "weights": "exact.2"}
+
+#: a 3x3 kernel where the support admits one (several taps: a zero next to a NaN, sums of mixed signs)
+_K3 = {"kh": (3, 5, 4, 2, 1), "kw": (3, 5, 4, 2, 1)}
+
+#: a kernel of two taps on a float accumulator, no shift: sums of two quarter-valued products
+#: land on .5 and stay inside the output range (a larger kernel saturates them away)
+_SMALL = {"kh": (1, 2, 3), "kw": (2, 1, 3), "accumulator": ("float32", "float64"), "shift": (0, 1)}
+
+#: the directed cases (refconv.directed; docs/specs.md "What a ci run catches" says what each is for)
+DIRECTED = (
+    Directed("sparse-nan", "taps with zero or tiny weights skipped (0·NaN, 0·Inf, tiny·Inf lost)",
+             {"image": ("special", "edge"), "weights": "sparse"}, _K3),
+    Directed("sparse-max", "tiny weights skipped next to ±max and ±Inf pixels; saturation of their sums",
+             {"image": "edge", "weights": "sparse"}, _K3, seed=2),
+    Directed("int32-limit", "int accumulator past the int32 limits (x86 cvttss2si gives INT32_MIN; CUDA saturates)",
+             {"image": "edge", "weights": "edge"}, {**_K3, "accumulator": ("int",), "dtype": ("uint8",)}),
+    Directed("acc-precision", "accumulator='float64' computed in float32 (sums past 2**24, low bits wrapped out)",
+             {"image": "random", "weights": "edge"},
+             {**_K3, "dtype": ("uint8",), "accumulator": ("float64",), "cast": ("wrap",)}, seed=3),
+    Directed("saturation-wide", "integer outputs saturated to the wrong range (uint8's for every out_dtype)",
+             {"image": "edge", "weights": "edge"},
+             {**_K3, "dtype": ("uint8",), "out_dtype": ("int16", "int32", "uint16", "int8"), "cast": ("saturate",),
+              "accumulator": ("float32", "float64", "int")}, seed=4),
+    Directed("saturation-int8", "int8 saturated to [-127, 127] (symmetric quantisation) or wrapped",
+             {"image": "edge", "weights": "edge"},
+             {**_K3, "dtype": ("uint8",), "out_dtype": ("int8",), "cast": ("saturate",)}, seed=5),
+    Directed("ties", "rounding half-up or half-away instead of half-to-even; trunc instead of round",
+             {"image": "ties", "weights": "ties"}, {**_SMALL, "rounding": ("nearest-even",)}, seed=6),
+    Directed("trunc-negative", "trunc done as floor (or through an unsigned type) on negative fractional sums",
+             {"image": "ties", "weights": "ties"},
+             {**_SMALL, "dtype": ("uint8",), "rounding": ("trunc",), "out_dtype": ("int16", "int32", "int8")},
+             seed=9),
+    Directed("onehot", "inputs rounded to TF32 / bfloat16 / float16 (every output one exact product: bitwise)",
+             {"image": "random", "weights": "onehot"}, seed=7),
+)
 
 RECORD = OpRecord(
     name="filter2d",
@@ -397,5 +432,7 @@ RECORD = OpRecord(
                           source="seeds/000_4bc22224e0c2d458.txt Çizelge 3-5",
                           note="with the coarsening table (GM/CM/SM, CF 2-16, _Vec)"),),
     compile_dims={"h": 8, "w": 8, "kh": 3, "kw": 3, "c": 2},
+    directed=DIRECTED,
+    grid={"w": "x", "h": "y"},
     order=10,
 )

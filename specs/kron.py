@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
 from refconv.variant import Range
 
 from ._validate import as_array, dtype_name, integer
@@ -115,6 +115,17 @@ def _square(n, **kw):
                         {"a": "random.1", "b": "random.2"}, **kw)
 
 
+#: the directed cases (refconv.directed; docs/specs.md "What a ci run catches" says what each is for)
+DIRECTED = (
+    Directed("ramp", "a transposed or swapped block, a wrong row/column index: distinct exact values everywhere",
+             {"a": "ramp", "b": "exact"}, seed=3),
+    Directed("edge", "integer products that wrap (not widened), ±max·±max overflow to ±Inf",
+             {"a": "edge", "b": "edge"}, seed=2),
+    Directed("special", "NaN / ±Inf / -0 operands (Inf·0 = NaN, the sign of zero)", {"a": "special", "b": ("special", "edge")}),
+    Directed("onehot", "an operand rounded to a narrower type (one-hot b: each element one exact product)",
+             {"a": "random", "b": "onehot"}, seed=7),
+)
+
 RECORD = OpRecord(
     name="kron",
     spec=kron,
@@ -135,5 +146,7 @@ RECORD = OpRecord(
                           note=f"result {n * n}x{n * n}, {8 * n ** 4 / 1e9:.1f} GB")
                   for n in range(100, 361, 20)),
     compile_dims={"m": 2, "n": 2, "p": 3, "q": 3},
+    directed=DIRECTED,
+    grid={"n": "x", "m": "y"},
     order=50,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from refconv.dotbound import dot
-from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
 from refconv.variant import Range
 
 from ._validate import as_array
@@ -55,6 +55,19 @@ def _square(n, **kw):
     return BenchProblem({"dtype": "float32", "rows": n, "cols": n}, {}, _FILLS, **kw)
 
 
+#: the directed cases (refconv.directed; docs/specs.md "What a ci run catches" says what each is for)
+DIRECTED = (
+    Directed("onehot-v", "m rounded to TF32 / bfloat16 / float16 (one-hot v: every output one exact product)",
+             {"m": "random", "v": "onehot"}, seed=7),
+    Directed("onehot-m", "v rounded to TF32 / bfloat16 / float16 (one-hot rows of m)", {"m": "onehot", "v": "random"},
+             seed=8),
+    Directed("sparse-nan", "zero or tiny terms skipped (0·NaN, 0·Inf lost)", {"m": "sparse", "v": "special"}),
+    Directed("edge", "overflow to ±Inf, Inf - Inf, a partial sum dropped or added twice",
+             {"m": "edge", "v": "edge"}, seed=2),
+    Directed("ramp", "a wrong row or column index (transposed m, a stride of the wrong dim): distinct exact values",
+             {"m": "ramp", "v": "exact"}, seed=3),
+)
+
 RECORD = OpRecord(
     name="matvec",
     spec=matvec,
@@ -69,5 +82,7 @@ RECORD = OpRecord(
     #: seed 002 (§5): float32 N x N matrix times vector
     presets=tuple(_square(n, name=f"matvec-{n}", source="seeds/002_bac98b268d2530e5.txt §5") for n in (4096, 16384)),
     compile_dims={"rows": 8, "cols": 8},
+    directed=DIRECTED,
+    grid={"rows": "x", "cols": "y"},
     order=40,
 )

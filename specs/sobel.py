@@ -8,7 +8,7 @@ import numpy as np
 
 from refconv.dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
 from refconv.intervals import FSet, abs_interval
-from refconv.oprecord import BenchProblem, Input, OpRecord
+from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
 from refconv.variant import Range
 
 from ._validate import FLOAT_DTYPES, INT_OUT_DTYPES, as_array, choice, dtype_arg
@@ -234,6 +234,23 @@ def _flops(d, o, n_out):
 _PAPER_OPTIONS = {"magnitude": "l1", "boundary": "valid", "out_dtype": "uint8", "cast": "saturate",
                   "rounding": "trunc"}
 
+#: the directed cases (refconv.directed; docs/specs.md "What a ci run catches" says what each is for)
+DIRECTED = (
+    Directed("ties", "nearest-even implemented half-up floor(x + 0.5) or half-away (needs .5 magnitudes: float32 quarters)",
+             {"image": "ties"}, {"dtype": ("float32",), "channels": (0,), "rounding": ("nearest-even",),
+                                 "magnitude": ("l1",)}, seed=6),
+    Directed("ties-any", "rounding on every dtype that can tie (crossed with dtype, magnitude, out_dtype)",
+             {"image": "ties"}, {"rounding": ("nearest-even",)}, seed=8),
+    Directed("saturation-wide", "integer outputs saturated to the uint8 range whatever out_dtype says",
+             {"image": "edge"}, {"out_dtype": ("int16", "int32", "uint16", "int8"), "cast": ("saturate",)}, seed=4),
+    Directed("wrap", "cast='wrap' done as saturation (or the reverse) past the output range",
+             {"image": "edge"}, {"cast": ("wrap",), "out_dtype": ("uint8", "int8")}, seed=5),
+    Directed("special", "NaN / ±Inf pixels (NaN -> 0, ±Inf -> the limits) and ±max overflow",
+             {"image": ("special", "edge")}, {"dtype": ("float32",)}, seed=2),
+    Directed("delta", "Gx/Gy swapped, a transposed or mirrored stencil, a wrong gray weight (one bright pixel)",
+             {"image": "delta"}, seed=3),
+)
+
 RECORD = OpRecord(
     name="sobel",
     spec=sobel,
@@ -259,5 +276,7 @@ RECORD = OpRecord(
                           source="seeds/002_bac98b268d2530e5.txt 표 4-5",
                           note="methods I-IV: smem_if, smem_4copy, smem_linear, smem_rows2"),),
     compile_dims={"h": 8, "w": 8},
+    directed=DIRECTED,
+    grid={"w": "x", "h": "y"},
     order=30,
 )

@@ -1,4 +1,4 @@
-"""Deliberately wrong implementations, one per bug class of issue 17, used by the tests in
+"""Deliberately wrong implementations, one per bug class of issues 17 and 23, used by the tests in
 ``tests/meta/test_stronger_checker.py`` and by ``scripts/catch_rates.py`` (catch rate of the
 checker's own draws).  Each is the spec except for one plausible bug, and declares only the
 support a real kernel with that bug would (e.g. a sobel that implements ``nearest-even``).
@@ -66,6 +66,37 @@ def sobel_half_up(problem):
         return _spec(problem)
     with np.errstate(all="ignore"):
         return f2d.cast_to_int(np.floor(mag + 0.5), out, o.get("cast", "saturate"))
+
+
+def _filter2d_unrounded(problem):
+    """filter2d's value before rounding and the cast (float64), for a uint8 image on a float
+    accumulator."""
+    from refconv import specs
+    args, kwargs = problem.spec_args()
+    kwargs.update(out_dtype="float64", rounding="trunc", cast="saturate")
+    with np.errstate(all="ignore"):
+        return specs.filter2d(*args, **kwargs)
+
+
+def _filter2d_rounded_by(problem, rounding: str, how):
+    """filter2d, except that ``rounding`` on a float accumulator to an integer output is ``how``."""
+    out = np.dtype(problem.option("out_dtype") or problem.dims["dtype"])
+    if (problem.dims["dtype"] != "uint8" or problem.option("accumulator") == "int" or out.kind == "f"
+            or problem.option("rounding") != rounding):
+        return _spec(problem)
+    with np.errstate(all="ignore"):
+        return f2d.cast_to_int(how(_filter2d_unrounded(problem)), out, problem.option("cast"))
+
+
+def filter2d_half_up(problem):
+    """filter2d whose 'nearest-even' rounding is floor(x + 0.5) (half up)."""
+    return _filter2d_rounded_by(problem, "nearest-even", lambda v: np.floor(v + 0.5))
+
+
+def trunc_as_floor(problem):
+    """filter2d whose 'trunc' rounding is floor (the same for positive sums, one less for negative
+    fractional ones)."""
+    return _filter2d_rounded_by(problem, "trunc", np.floor)
 
 
 def int8_symmetric_saturation(problem):
@@ -164,4 +195,7 @@ BUGS = {
     "sobel_uint8_saturation": _v("sobel", "u8_saturation", hardcoded_uint8_saturation, {}),
     "int8_symmetric_saturation": _v("filter2d", "int8_symmetric", int8_symmetric_saturation,
                                     {"dtype": ("uint8",), "out_dtype": ("int8",), "cast": ("saturate",)}),
+    # issue 23: rounding classes of filter2d itself
+    "filter2d_half_up": _v("filter2d", "half_up", filter2d_half_up, {"rounding": ("nearest-even",)}),
+    "trunc_as_floor": _v("filter2d", "trunc_as_floor", trunc_as_floor, {}),
 }
