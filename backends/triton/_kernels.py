@@ -119,25 +119,26 @@ def sobel_tiled(img, out, H, W, Ho, Wo, CH: tl.constexpr, L2: tl.constexpr, RNE:
     gy = tl.zeros((BH, BW), dtype=tl.float32)
     # Gx = -p00 + p02 - 2*p10 + 2*p12 - p20 + p22 (rows outer), Gy = -p00 + p20 - 2*p01 + 2*p21
     # - p02 + p22 (columns outer): the spec's order; the zero taps are not evaluated
-    for t in tl.static_range(12):
-        IS_X: tl.constexpr = t < 6
-        u: tl.constexpr = (t % 6) // 2          # the outer index (row for Gx, column for Gy)
-        v: tl.constexpr = 2 * (t % 2)           # the inner index: 0 or 2
-        i: tl.constexpr = u if IS_X else v
-        j: tl.constexpr = v if IS_X else u
-        k: tl.constexpr = (1 if v == 2 else -1) * (2 if u == 1 else 1)
-        off = (ys[:, None] + i) * W + xs[None, :] + j
-        if CH == 0:
-            p = tl.load(img + off, mask=m, other=0).to(tl.float32)
-        else:
-            r = tl.load(img + off * CH, mask=m, other=0).to(tl.float32)
-            g = tl.load(img + off * CH + 1, mask=m, other=0).to(tl.float32)
-            b = tl.load(img + off * CH + 2, mask=m, other=0).to(tl.float32)
-            p = (0.299 * r + 0.587 * g) + 0.114 * b
-        if IS_X:
-            gx = gx + k * p
-        else:
-            gy = gy + k * p
+    # (plain names, no constexpr annotations, inside the unrolled loops: the compiler refuses to
+    # re-assign an annotated constexpr, which the interpreter allows)
+    for d in tl.static_range(2):                   # 0: Gx, rows outer; 1: Gy, columns outer
+        for u in tl.static_range(3):               # the outer index
+            for v in tl.static_range(0, 3, 2):     # the inner index: 0 or 2
+                i = u * (1 - d) + v * d
+                j = v * (1 - d) + u * d
+                off = (ys[:, None] + i) * W + xs[None, :] + j
+                if CH == 0:
+                    p = tl.load(img + off, mask=m, other=0).to(tl.float32)
+                else:
+                    r = tl.load(img + off * CH, mask=m, other=0).to(tl.float32)
+                    g = tl.load(img + off * CH + 1, mask=m, other=0).to(tl.float32)
+                    b = tl.load(img + off * CH + 2, mask=m, other=0).to(tl.float32)
+                    p = (0.299 * r + 0.587 * g) + 0.114 * b
+                k = (v - 1) * (2 - (u - 1) * (u - 1))  # -1/+1 on the outer rows, -2/+2 on the middle
+                if d == 0:
+                    gx = gx + k * p
+                else:
+                    gy = gy + k * p
     if L2:
         mag = tl.sqrt_rn(gx * gx + gy * gy)
     else:
