@@ -21,8 +21,9 @@ Rules the parent applies (see :func:`run_jobs`):
 * **Process group.**  Every worker starts its own session (:func:`start_own_group`); killing a
   worker kills its whole process group (:func:`kill_worker`), so processes a variant started die
   with it.
-* **Interrupt.**  If the parent is interrupted (Ctrl-C), every worker is killed before the
-  exception propagates.
+* **Interrupt.**  If the parent is interrupted (Ctrl-C, or SIGTERM turned into
+  :class:`refconv.procs.Terminated` by the front end), every worker is killed, with its process
+  group, before the exception propagates.
 """
 from __future__ import annotations
 
@@ -178,9 +179,11 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                 if time.monotonic() - s.since > limit:
                     give_up(i, s, f"hang: example ran longer than {timeout:g}s (killed)" if s.running else
                             f"hang: the worker did nothing for {limit:g}s outside an example (killed)")
-    except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error of refconv itself: no worker survives
+    except BaseException:  # Ctrl-C, SIGTERM (KeyboardInterrupt) or an error of refconv itself: no worker survives
         for s in slots:
             s.kill()
+        for p in mp.active_children():  # one interrupted while it was being started, not yet in a slot
+            kill_worker(p)
         raise
     finally:
         for s in slots:

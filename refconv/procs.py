@@ -5,6 +5,7 @@ the replay of a reproducer (:mod:`refconv.repro`) and the hang shrinker
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 
@@ -12,6 +13,33 @@ import signal
 def worker_env() -> dict:
     """The environment variables a worker inherits from the parent (backend and refconv settings)."""
     return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process gets SIGTERM (``kill``, ``docker stop``, a CI
+    cancel) inside :func:`sigterm_as_interrupt`.  A ``KeyboardInterrupt``, so that every clean-up
+    a Ctrl-C runs (the pool kills its workers, the reports of what finished are written) runs for
+    it too; the front end tells the two apart (exit 143, not 130)."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within this block SIGTERM raises :class:`Terminated` in the main thread (once: a second
+    SIGTERM while the first is handled is ignored).  Outside the main thread it does nothing."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
