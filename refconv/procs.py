@@ -44,6 +44,97 @@ def sigterm_as_interrupt():
 
 IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
 
+#: an example that uses less than its time limit of CPU is still a hang once it has been *blocked*
+#: (no thread of the worker running or waiting for a CPU: a sleep, a lock, a device that never
+#: answers) for this many times the limit, past the limit, i.e. at about (1 + this) x the limit
+#: of wall time.  Time spent waiting for a CPU on a loaded machine is not blocked time.
+WALL_BACKSTOP = 4.0
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system, every thread, and the children it has waited for) that process
+    ``pid`` has used, from ``/proc/PID/stat``; None where that cannot be read (not Linux, gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def runnable(pid: int) -> bool | None:
+    """Whether a thread of process ``pid`` is running or waiting for a CPU (state ``R`` in
+    ``/proc/PID/task/*/stat``); None where that cannot be read."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "R":
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
+class ExampleClock:
+    """How long the example running in worker ``pid`` has run, as the per-example time limit
+    judges it: on the worker's own CPU time, which a loaded machine cannot inflate, with a
+    backstop for an example that blocks without using CPU (:data:`WALL_BACKSTOP`): past the
+    limit, the clock samples every 0.2 s whether a thread of the worker can run, and counts the
+    time when none can.  Where ``/proc`` cannot be read, wall time alone (the rule before)."""
+
+    def __init__(self, pid: int | None):
+        self.pid = pid
+        self.start()
+
+    def start(self) -> None:
+        """An example starts now."""
+        import time
+        self.wall0 = time.monotonic()
+        self.cpu0 = cpu_seconds(self.pid) if self.pid else None
+        self._cpu, self._read_at = 0.0, None
+        self.blocked = 0.0   # seconds past the limit during which no thread of the worker could run
+
+    def wall(self) -> float:
+        import time
+        return time.monotonic() - self.wall0
+
+    def cpu(self) -> float | None:
+        """CPU seconds the worker has used since :meth:`start`."""
+        if self.cpu0 is None:
+            return None
+        c = cpu_seconds(self.pid)
+        if c is not None:   # None: the worker is gone; its pipe says so, not the clock
+            self._cpu = c - self.cpu0
+        return self._cpu
+
+    def hang(self, limit: float) -> str | None:
+        """The reason the example is a hang under ``limit`` seconds, or None while it is not: more
+        than ``limit`` seconds of both wall and CPU time, or blocked for ``WALL_BACKSTOP`` x
+        ``limit`` past the limit."""
+        import time
+        wall = self.wall()
+        if wall <= limit:
+            return None
+        if self.cpu0 is None:
+            return f"hang: example ran longer than {limit:g}s (killed)"
+        now = time.monotonic()
+        if self._read_at is not None and now - self._read_at < 0.2:
+            return None
+        cpu = self.cpu()
+        if cpu > limit:
+            return f"hang: example ran longer than {limit:g}s of CPU time (killed)"
+        if self._read_at is not None and runnable(self.pid) is False:
+            self.blocked += now - self._read_at
+        self._read_at = now
+        if self.blocked > WALL_BACKSTOP * limit:
+            return (f"hang: example ran longer than {limit:g}s: blocked for {self.blocked:.0f}s more "
+                    f"({WALL_BACKSTOP:g} x the limit; {wall:.0f}s of wall time, {cpu:.1f}s of CPU) (killed)")
+        return None
+
 
 def start_worker(proc) -> None:
     """``proc.start()`` with SIGINT ignored meanwhile: the ignored disposition is inherited through
