@@ -98,8 +98,8 @@ _GPU_SHAPES = {
                _conv(1, 64, 3, 256, 256)],
 }
 
-#: work units one example may cost on a simulator (refconv.cost): ci about 1 s of CPU at most
-SIM_WORK = {"ci": 240_000, "dev": 1_000_000, "thorough": 4_000_000}
+#: work units one example may cost on a simulator (refconv.cost): ci about 0.5 s of CPU at most
+SIM_WORK = {"ci": 125_000, "dev": 1_000_000, "thorough": 4_000_000}
 
 PROFILES = {
     "ci": Profile("ci", 25, _CI_CAPS, timeout=60.0, sim_work=SIM_WORK["ci"]),
