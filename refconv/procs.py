@@ -161,7 +161,26 @@ def start_own_group() -> None:
         os.setsid()
     except OSError:  # already a group leader
         pass
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the thread that started it ends (``prctl``
+    ``PR_SET_PDEATHSIG``), so that a parent killed by a signal it cannot catch (SIGKILL, the OOM
+    killer) leaves no worker behind; then exit at once if the parent is already gone.  Elsewhere
+    (no ``prctl``) nothing happens."""
+    import multiprocessing as mp
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:   # 1: PR_SET_PDEATHSIG
+            return
+    except (OSError, AttributeError):
+        return
+    parent = mp.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def kill_worker(proc) -> None:

@@ -200,6 +200,33 @@ def test_sigterm_kills_every_process_of_the_run_and_writes_the_reports_of_what_f
         kill_pids([pid for pid in tree if _alive(pid)] + processes_with_arg(marker))
 
 
+def test_a_worker_dies_with_a_parent_killed_by_sigkill(faults_env, tmp_path):
+    # SIGKILL cannot be caught: the workers ask Linux to kill them when their parent dies
+    # (PR_SET_PDEATHSIG), and the resource tracker ends when nothing holds its pipe any more
+    marker = sleep_marker()
+    env = {**faults_env, "REFCONV_FAULTS_SLEEP": marker}
+    p = subprocess.Popen([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant",
+                          "spawns_and_hangs", "--timeout", "300", "--quiet"], env=env, cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    tree = []
+    try:
+        deadline = time.monotonic() + 300
+        while not processes_with_arg(marker) and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.2)
+        assert processes_with_arg(marker), "the variant never started"
+        tree = [pid for pid in _descendants(p.pid) if pid not in processes_with_arg(marker)]
+        assert len(tree) >= 2, tree   # the worker and the resource tracker
+        p.kill()
+        p.wait()
+        time.sleep(5)
+        assert not [pid for pid in tree if _alive(pid)], f"processes of the run survived its SIGKILL: {tree}"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        kill_pids([pid for pid in tree if _alive(pid)] + processes_with_arg(marker))
+
+
 def _children(pid: int, needle: bytes) -> list[int]:
     out = []
     for d in filter(str.isdigit, os.listdir("/proc")):
