@@ -270,12 +270,13 @@ def cases(variant: Variant, profile: Profile | str = "ci"):
     profile's caps, whole configurations, host-memory budget and, on a simulator, the work budget
     of one example: :mod:`refconv.cost`)."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    return _cases(variant, prof, work_budget(variant, prof))
+    budget = work_budget(variant, prof)
+    return _cases(variant, prof, budget, launch_params(variant, prof, budget))
 
 
 @st.composite
-def _cases(draw, variant: Variant, prof: Profile, budget: float | None):
-    params = draw(launch_params(variant, prof, budget))
+def _cases(draw, variant: Variant, prof: Profile, budget: float | None, params_strategy=None):
+    params = draw(params_strategy if params_strategy is not None else launch_params(variant, prof, budget))
     shapes = prof.shapes.get(variant.op)
     if shapes and draw(st.integers(0, 99)) < round(100 * prof.shape_weight):
         prof = dataclasses.replace(prof)         # a private copy: its id keys the fixed sizes
