@@ -238,7 +238,8 @@ def _check(ns) -> int:
     # backend preflight (e.g. the compile check), over every selected variant: see refconv.preflight
     from . import preflight
     t0 = time.perf_counter()
-    with console.status("preflight") as st:
+    with _reports_if_interrupted(ns, prof, lambda: time.perf_counter() - t0, bopts, variants, results, shard_info), \
+            console.status("preflight") as st:
         pre = preflight.run(variants, bopts, on_backend=lambda name, n: st.update(
             f"{esc(name)}: preflight of {n} variants"))
     if pre:

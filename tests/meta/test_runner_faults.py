@@ -283,15 +283,17 @@ def test_worker_start_up_is_not_counted_against_the_example_time_limit(faults_en
 
 def test_hang_shrink_budget_does_not_count_the_start_up_of_its_workers(faults_env, tmp_path):
     # every import of the plugin sleeps 3 s (a slow start-up, as on a loaded machine); each hanging
-    # candidate (2 s) needs a fresh worker.  The hangs need about 8 s of the 12 s budget; with the
-    # start-ups counted (5 × 3 s) the budget would run out before the smallest case is reached.
+    # candidate needs a fresh worker.  The variant sleeps, so a candidate is a hang once blocked for
+    # 4 × its 2 s limit past the limit (refconv.procs.WALL_BACKSTOP): about 10 s.  The hangs need
+    # about 40 s of the 48 s budget; with the start-ups counted (5 × 3 s) the budget would run out
+    # before the smallest case is reached.
     marker = sleep_marker()
     env = {**faults_env, "REFCONV_FAULTS_IMPORT_DELAY": "3", "REFCONV_FAULTS_SLEEP": marker}
     try:
         with open(tmp_path / "out.txt", "w") as out:
             subprocess.run([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant",
                             "spawns_and_hangs", "--seed", "1", "--examples", "5", "--timeout", "2",
-                            "--hang-shrink", "12", "--json", "report.json", "--quiet"], env=env, cwd=tmp_path,
+                            "--hang-shrink", "48", "--json", "report.json", "--quiet"], env=env, cwd=tmp_path,
                            stdout=out, stderr=subprocess.STDOUT, timeout=600)
         (r,) = json.loads((tmp_path / "report.json").read_text())["results"]
         f = r["failure"]
