@@ -24,7 +24,8 @@ Rules the parent applies (see :func:`run_jobs`):
   ``KeyboardInterrupt`` or ``SystemExit`` ends its worker the same way (:func:`exit_like`).
 * **Process group.**  Every worker starts its own session (:func:`start_own_group`); killing a
   worker kills its whole process group (:func:`kill_worker`), so processes a variant started die
-  with it.
+  with it.  On Linux a worker also dies with the parent (``PR_SET_PDEATHSIG``), so a parent
+  killed by SIGKILL leaves no worker behind.
 * **Interrupt.**  If the parent is interrupted (Ctrl-C, or SIGTERM turned into
   :class:`refconv.procs.Terminated` by the front end), every worker is killed, with its process
   group, before the exception propagates.
