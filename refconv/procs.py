@@ -1,5 +1,7 @@
-"""Worker processes of refconv: starting one out of the terminal's reach, killing it with every
-process it started, and describing how it ended.  Used by the check pool (:mod:`refconv.pool`),
+"""Worker processes of refconv: starting one out of the terminal's reach (and dying with its
+parent), killing it with every process it started, describing how it ended, timing its example
+on CPU time (:class:`ExampleClock`), and SIGTERM turned into an interrupt
+(:func:`sigterm_as_interrupt`).  Used by the check pool (:mod:`refconv.pool`),
 the replay of a reproducer (:mod:`refconv.repro`) and the hang shrinker
 (:mod:`refconv.hang_shrink`); the rules are in :mod:`refconv.pool`'s docstring.
 """
