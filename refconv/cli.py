@@ -309,7 +309,8 @@ def _check(ns) -> int:
     # backend preflight (e.g. the compile check), over every selected variant: see refconv.preflight
     from . import preflight
     t0 = time.perf_counter()
-    with console.status("preflight") as st:
+    with _reports_if_interrupted(ns, prof, lambda: time.perf_counter() - t0, bopts, variants, results, shard_info), \
+            console.status("preflight") as st:
         pre = preflight.run(variants, bopts, on_backend=lambda name, n: st.update(
             f"{esc(name)}: preflight of {n} variants"))
     if pre:
@@ -334,6 +335,7 @@ def _check(ns) -> int:
                 progress.advance(tasks[vid])
             if kind == "result":
                 r = payload
+                results[vid] = r    # what finished, for the reports of an interrupted run
                 if not r.seconds and vid in started:   # killed (hang) or died: the time it really took
                     r.seconds = time.perf_counter() - started[vid]
                 if vid in tasks:
@@ -342,10 +344,13 @@ def _check(ns) -> int:
                 progress.console.print(render.result_line(r))
 
         if jobs:
-            results.update(run_jobs(jobs, workers=workers, timeout=prof.timeout, backend_options=bopts,
-                                    on_event=on_event))
+            with _reports_if_interrupted(ns, prof, lambda: time.perf_counter() - t0, bopts, variants, results,
+                                         shard_info):
+                results.update(run_jobs(jobs, workers=workers, timeout=prof.timeout, backend_options=bopts,
+                                        on_event=on_event))
     if hang_budget > 0:
-        _shrink_hangs(results, prof.timeout, hang_budget, bopts, quiet=ns.quiet)
+        with _reports_if_interrupted(ns, prof, lambda: time.perf_counter() - t0, bopts, variants, results, shard_info):
+            _shrink_hangs(results, prof.timeout, hang_budget, bopts, quiet=ns.quiet)
     elapsed = time.perf_counter() - t0
 
     for vid, found in pre.items():
@@ -365,12 +370,29 @@ def _check(ns) -> int:
     return code
 
 
-def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None) -> int:
+@contextlib.contextmanager
+def _reports_if_interrupted(ns, prof, elapsed, bopts, variants, results, shard_info):
+    """On Ctrl-C or SIGTERM inside the block, write the ``--json`` / ``--junit`` reports of what
+    finished (``results``), every other variant ``skipped`` as not finished, then re-raise."""
+    try:
+        yield
+    except KeyboardInterrupt as e:
+        from .procs import Terminated
+        from .runner import VariantResult
+        what = "SIGTERM" if isinstance(e, Terminated) else "SIGINT"
+        ordered = [results.get(v.id) or VariantResult(v.id, "skipped", reason=f"not finished: the run was "
+                                                      f"interrupted ({what})") for v in variants]
+        _write_reports(ns, prof, elapsed(), bopts, ordered, shard_info, interrupted=what)
+        raise
+
+
+def _write_reports(ns, prof, elapsed, bopts, ordered, shard_info=None, interrupted=None) -> int:
     """Write ``--json`` and ``--junit`` (atomically); one that cannot be written (the disk
-    filled during the run ...) is reported on stderr and does not stop the other: returns 2 then."""
+    filled during the run ...) is reported on stderr and does not stop the other: returns 2 then.
+    ``interrupted``: the signal that stopped the run (``SIGINT``, ``SIGTERM``), recorded in the JSON."""
     from .report import json_report, write_json
     code = 0
-    info = getattr(ns, "run_info", {})
+    info = {**getattr(ns, "run_info", {}), "interrupted": interrupted}
     if ns.json == "-":
         write_to_fd(ns.stdout_fd, json_report(prof.name, elapsed, bopts, ordered, shard=shard_info,
                                               tolerance=ns.tolerance, **info))
@@ -612,8 +634,12 @@ def main(argv=None) -> int:
 
         def handler(ns):
             return cmd_bench(ns, session_from(ns))
+    from .procs import Terminated, sigterm_as_interrupt
     try:
-        return handler(ns)
+        with sigterm_as_interrupt():
+            return handler(ns)
+    except Terminated:  # SIGTERM (kill, docker stop, a CI cancel): as Ctrl-C, status 143
+        return interrupted(terminated=True)
     except UsageError as e:
         err_console.print(f"refconv {ns.cmd}: {esc(e)}")
         return 2
@@ -625,17 +651,21 @@ def main(argv=None) -> int:
         return interrupted()
 
 
-def interrupted() -> int:
-    """Report a Ctrl-C in one line on stderr and give the exit status 130 (128 + SIGINT).  A second
-    Ctrl-C while this is printed is ignored."""
+def interrupted(terminated: bool = False) -> int:
+    """Report a Ctrl-C (``refconv: interrupted``, exit status 130 = 128 + SIGINT) or a SIGTERM
+    (``refconv: terminated``, 143 = 128 + SIGTERM) in one line on stderr.  A second Ctrl-C while
+    this is printed is ignored."""
     import signal
     old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        sys.stdout.flush()
-        print("refconv: interrupted", file=sys.stderr, flush=True)
+        try:
+            sys.stdout.flush()
+        except OSError:   # stdout closed or a broken pipe: the line on stderr still says it
+            pass
+        print(f"refconv: {'terminated' if terminated else 'interrupted'}", file=sys.stderr, flush=True)
     finally:
         signal.signal(signal.SIGINT, old)
-    return 130
+    return 143 if terminated else 130
 
 
 if __name__ == "__main__":  # pragma: no cover

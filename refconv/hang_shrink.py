@@ -15,8 +15,10 @@ The same search shrinks a *crash* (the worker died: a signal, ``os._exit``, or `
 candidate is kept when its worker dies, whatever the signal or exit status.
 
 Each candidate runs once (:func:`refconv.checking.check_example`) in a worker process under a
-time limit.  A candidate *hangs* when it is still running at the limit; one that returns, fails
-or raises does not, and is rejected.  The limit counts only the candidate itself: the worker
+time limit.  A candidate *hangs* when it is still running at the limit, judged as the check
+judges an example (on the worker's CPU time; one blocked without using CPU at 5 × the limit of
+wall time: :class:`refconv.procs.ExampleClock`); one that returns, fails or raises does not, and
+is rejected.  The limit counts only the candidate itself: the worker
 first imports everything and computes the spec's result for the original case (a warm-up), says
 ``ready``, and acknowledges each candidate before running it; start-up has its own generous
 limit (``start_timeout``), so a loaded machine cannot make a slow start look like a hang.
@@ -150,7 +152,7 @@ class _Runner:
 
     def run(self, problem: Problem, params: dict, limit: float) -> str:
         """Run one candidate: ``HANG`` (still running after ``limit`` seconds, counted from the worker's
-        acknowledgement), ``CRASH`` (the worker died), ``RETURNED`` or ``"invalid"``."""
+        acknowledgement and judged as the check judges an example: :class:`refconv.procs.ExampleClock`), ``CRASH`` (the worker died), ``RETURNED`` or ``"invalid"``."""
         if self.proc is None or not self.proc.is_alive():
             self._start()
         try:
@@ -159,8 +161,11 @@ class _Runner:
                 self.close()
                 return HANG
             self.conn.recv()
-            if self.conn.poll(limit):
-                return self.conn.recv()[0]
+            from .procs import ExampleClock
+            clock = ExampleClock(self.proc.pid)  # judged on CPU time, as in the check (refconv.pool)
+            while not clock.hang(limit):
+                if self.conn.poll(0.05):
+                    return self.conn.recv()[0]
         except (EOFError, OSError):  # the worker died: a crash
             return self._died()
         self.close()

@@ -11,7 +11,11 @@ starts a fresh worker for the remaining variants.
 Rules the parent applies (see :func:`run_jobs`):
 
 * **Time limit.**  Only an example counts against ``timeout``: the clock starts at the worker's
-  ``start`` event and stops at ``done``.  Worker start-up (spawning Python, importing the backends)
+  ``start`` event and stops at ``done``.  An example is a hang when it has used more than
+  ``timeout`` seconds of the worker's CPU time (and of wall time), or, blocked without using CPU
+  (a sleep, a lock, a device that never answers), ``WALL_BACKSTOP`` (5) x ``timeout`` of wall
+  time (:class:`refconv.procs.ExampleClock`): a loaded machine slows an example's wall time, not
+  its CPU time, so it does not turn a slow example into a hang.  Worker start-up (spawning Python, importing the backends)
   and Hypothesis's own work between examples get ``max(timeout, IDLE_LIMIT)``, so a loaded machine
   does not turn a slow start into a hang.
 * **Crash.**  A worker that dies (its pipe reaches EOF, or the process is gone) while a variant is
@@ -20,9 +24,11 @@ Rules the parent applies (see :func:`run_jobs`):
   ``KeyboardInterrupt`` or ``SystemExit`` ends its worker the same way (:func:`exit_like`).
 * **Process group.**  Every worker starts its own session (:func:`start_own_group`); killing a
   worker kills its whole process group (:func:`kill_worker`), so processes a variant started die
-  with it.
-* **Interrupt.**  If the parent is interrupted (Ctrl-C), every worker is killed before the
-  exception propagates.
+  with it.  On Linux a worker also dies with the parent (``PR_SET_PDEATHSIG``), so a parent
+  killed by SIGKILL leaves no worker behind.
+* **Interrupt.**  If the parent is interrupted (Ctrl-C, or SIGTERM turned into
+  :class:`refconv.procs.Terminated` by the front end), every worker is killed, with its process
+  group, before the exception propagates.
 """
 from __future__ import annotations
 
@@ -33,8 +39,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .case import Case
-from .procs import (IDLE_LIMIT, crash_reason, exit_like, kill_worker, start_own_group,  # noqa: F401
-                    start_worker, worker_env)
+from .procs import (IDLE_LIMIT, ExampleClock, crash_reason, exit_like, kill_worker,  # noqa: F401
+                    start_own_group, start_worker, worker_env)
 from .runner import VariantResult
 from .session import configure_backends  # noqa: F401  (re-exported: refconv.pool.configure_backends)
 
@@ -93,6 +99,7 @@ class _Slot:
         self.note: str | None = None  # what the worker said before dying
         self.examples = 0
         self.slowest = 0.0  # seconds of the slowest example that returned (scales a hang shrink's limit)
+        self.clock = ExampleClock(self.proc.pid)  # the running example's time, as the limit judges it
 
     def kill(self):
         kill_worker(self.proc)
@@ -158,6 +165,7 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                     vid = msg[1]
                     if kind == "start":
                         s.case, s.since, s.running = msg[2], time.monotonic(), True
+                        s.clock.start()
                     elif kind == "done":
                         s.examples += 1
                         s.slowest = max(s.slowest, time.monotonic() - s.since)
@@ -174,13 +182,18 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
                     s.proc.join(5)  # the pipe closes as the process exits: collect its exit status
                     give_up(i, s, crash_reason(s.proc.exitcode, s.note), exitcode=s.proc.exitcode)
                     continue
-                limit = timeout if s.running else max(timeout, IDLE_LIMIT)
-                if time.monotonic() - s.since > limit:
-                    give_up(i, s, f"hang: example ran longer than {timeout:g}s (killed)" if s.running else
-                            f"hang: the worker did nothing for {limit:g}s outside an example (killed)")
-    except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error of refconv itself: no worker survives
+                if s.running:
+                    why = s.clock.hang(timeout)
+                    if why:
+                        give_up(i, s, why)
+                elif time.monotonic() - s.since > max(timeout, IDLE_LIMIT):
+                    give_up(i, s, f"hang: the worker did nothing for {max(timeout, IDLE_LIMIT):g}s outside an "
+                                  f"example (killed)")
+    except BaseException:  # Ctrl-C, SIGTERM (KeyboardInterrupt) or an error of refconv itself: no worker survives
         for s in slots:
             s.kill()
+        for p in mp.active_children():  # one interrupted while it was being started, not yet in a slot
+            kill_worker(p)
         raise
     finally:
         for s in slots:

@@ -1,10 +1,13 @@
-"""Worker processes of refconv: starting one out of the terminal's reach, killing it with every
-process it started, and describing how it ended.  Used by the check pool (:mod:`refconv.pool`),
+"""Worker processes of refconv: starting one out of the terminal's reach (and dying with its
+parent), killing it with every process it started, describing how it ended, timing its example
+on CPU time (:class:`ExampleClock`), and SIGTERM turned into an interrupt
+(:func:`sigterm_as_interrupt`).  Used by the check pool (:mod:`refconv.pool`),
 the replay of a reproducer (:mod:`refconv.repro`) and the hang shrinker
 (:mod:`refconv.hang_shrink`); the rules are in :mod:`refconv.pool`'s docstring.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 
@@ -14,7 +17,125 @@ def worker_env() -> dict:
     return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process gets SIGTERM (``kill``, ``docker stop``, a CI
+    cancel) inside :func:`sigterm_as_interrupt`.  A ``KeyboardInterrupt``, so that every clean-up
+    a Ctrl-C runs (the pool kills its workers, the reports of what finished are written) runs for
+    it too; the front end tells the two apart (exit 143, not 130)."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within this block SIGTERM raises :class:`Terminated` in the main thread (once: a second
+    SIGTERM while the first is handled is ignored).  Outside the main thread it does nothing."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
+
+#: an example that uses less than its time limit of CPU is still a hang once it has been *blocked*
+#: (no thread of the worker running or waiting for a CPU: a sleep, a lock, a device that never
+#: answers) for this many times the limit, past the limit, i.e. at about (1 + this) x the limit
+#: of wall time.  Time spent waiting for a CPU on a loaded machine is not blocked time.
+WALL_BACKSTOP = 4.0
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user + system, every thread, and the children it has waited for) that process
+    ``pid`` has used, from ``/proc/PID/stat``; None where that cannot be read (not Linux, gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def runnable(pid: int) -> bool | None:
+    """Whether a thread of process ``pid`` is running or waiting for a CPU (state ``R`` in
+    ``/proc/PID/task/*/stat``); None where that cannot be read."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "R":
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
+class ExampleClock:
+    """How long the example running in worker ``pid`` has run, as the per-example time limit
+    judges it: on the worker's own CPU time, which a loaded machine cannot inflate, with a
+    backstop for an example that blocks without using CPU (:data:`WALL_BACKSTOP`): past the
+    limit, the clock samples every 0.2 s whether a thread of the worker can run, and counts the
+    time when none can.  Where ``/proc`` cannot be read, wall time alone (the rule before)."""
+
+    def __init__(self, pid: int | None):
+        self.pid = pid
+        self.start()
+
+    def start(self) -> None:
+        """An example starts now."""
+        import time
+        self.wall0 = time.monotonic()
+        self.cpu0 = cpu_seconds(self.pid) if self.pid else None
+        self._cpu, self._read_at = 0.0, None
+        self.blocked = 0.0   # seconds past the limit during which no thread of the worker could run
+
+    def wall(self) -> float:
+        import time
+        return time.monotonic() - self.wall0
+
+    def cpu(self) -> float | None:
+        """CPU seconds the worker has used since :meth:`start`."""
+        if self.cpu0 is None:
+            return None
+        c = cpu_seconds(self.pid)
+        if c is not None:   # None: the worker is gone; its pipe says so, not the clock
+            self._cpu = c - self.cpu0
+        return self._cpu
+
+    def hang(self, limit: float) -> str | None:
+        """The reason the example is a hang under ``limit`` seconds, or None while it is not: more
+        than ``limit`` seconds of both wall and CPU time, or blocked for ``WALL_BACKSTOP`` x
+        ``limit`` past the limit."""
+        import time
+        wall = self.wall()
+        if wall <= limit:
+            return None
+        if self.cpu0 is None:
+            return f"hang: example ran longer than {limit:g}s (killed)"
+        now = time.monotonic()
+        if self._read_at is not None and now - self._read_at < 0.2:
+            return None
+        cpu = self.cpu()
+        if cpu > limit:
+            return f"hang: example ran longer than {limit:g}s of CPU time (killed)"
+        if self._read_at is not None and runnable(self.pid) is False:
+            self.blocked += now - self._read_at
+        self._read_at = now
+        if self.blocked > WALL_BACKSTOP * limit:
+            return (f"hang: example ran longer than {limit:g}s: blocked for {self.blocked:.0f}s more "
+                    f"({WALL_BACKSTOP:g} x the limit; {wall:.0f}s of wall time, {cpu:.1f}s of CPU) (killed)")
+        return None
 
 
 def start_worker(proc) -> None:
@@ -42,7 +163,26 @@ def start_own_group() -> None:
         os.setsid()
     except OSError:  # already a group leader
         pass
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the thread that started it ends (``prctl``
+    ``PR_SET_PDEATHSIG``), so that a parent killed by a signal it cannot catch (SIGKILL, the OOM
+    killer) leaves no worker behind; then exit at once if the parent is already gone.  Elsewhere
+    (no ``prctl``) nothing happens."""
+    import multiprocessing as mp
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:   # 1: PR_SET_PDEATHSIG
+            return
+    except (OSError, AttributeError):
+        return
+    parent = mp.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def kill_worker(proc) -> None:

@@ -31,7 +31,10 @@ class Profile:
     the boundaries a GPU has).  ``multiples``: the k of the favoured sizes ``k·m − 1, k·m, k·m + 1``
     for each launch parameter value m.  ``host_fraction``: the inputs and an array output of one
     problem must fit in this fraction of the host's memory (row-streamed outputs do not count).
-    ``real_targets_only``: refuse variants whose backend runs on a simulator (days, not minutes)."""
+    ``real_targets_only``: refuse variants whose backend runs on a simulator (days, not minutes).
+    ``sim_work``: on a simulator, the most work units one example may cost (the variant's
+    ``cost``, :mod:`refconv.cost`; a unit is about one simulated thread's loop step, 4 µs of
+    CPU under the CUDA simulator on a 2-core box); launch parameters and sizes are drawn inside it.  None: no budget."""
 
     name: str
     max_examples: int
@@ -42,6 +45,7 @@ class Profile:
     multiples: tuple = (1, 2, 3)
     host_fraction: float = 0.5
     real_targets_only: bool = False
+    sim_work: float | None = None
 
     def cap(self, op: str, key: str):
         return self.caps.get(f"{op}.{key}", self.caps.get(key))
@@ -94,10 +98,13 @@ _GPU_SHAPES = {
                _conv(1, 64, 3, 256, 256)],
 }
 
+#: work units one example may cost on a simulator (refconv.cost): ci about 0.5 s of CPU at most
+SIM_WORK = {"ci": 125_000, "dev": 1_000_000, "thorough": 4_000_000}
+
 PROFILES = {
-    "ci": Profile("ci", 25, _CI_CAPS, timeout=60.0),
-    "dev": Profile("dev", 100, _DEV_CAPS, timeout=120.0),
-    "thorough": Profile("thorough", 500, _THOROUGH_CAPS, timeout=300.0),
+    "ci": Profile("ci", 25, _CI_CAPS, timeout=60.0, sim_work=SIM_WORK["ci"]),
+    "dev": Profile("dev", 100, _DEV_CAPS, timeout=120.0, sim_work=SIM_WORK["dev"]),
+    "thorough": Profile("thorough", 500, _THOROUGH_CAPS, timeout=300.0, sim_work=SIM_WORK["thorough"]),
     "gpu": Profile("gpu", 6, _GPU_CAPS, timeout=600.0, shapes=_GPU_SHAPES, shape_weight=0.75,
                    multiples=(1, 2, 3, 17, 64, 96, 128, 256, 512), host_fraction=0.3, real_targets_only=True),
 }

@@ -213,7 +213,7 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
     ``("invalid", message, None)`` when the case cannot be run (the spec refuses it)."""
     import multiprocessing as mp
 
-    from .procs import crash_reason, kill_worker, start_worker, worker_env
+    from .procs import ExampleClock, crash_reason, kill_worker, start_worker, worker_env
     ctx = mp.get_context("spawn")
     conn, child = ctx.Pipe()
     proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params), daemon=True)
@@ -222,10 +222,13 @@ def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_
     note = None
     try:
         for limit, phase in ((start_timeout, "start"), (timeout, "run")):
+            clock = ExampleClock(proc.pid if phase == "run" else None)  # "run": judged on CPU time
             while True:
-                if not conn.poll(limit):
-                    return ("hang", f"hang: example ran longer than {timeout:g}s (killed)" if phase == "run" else
-                            f"hang: the worker did not start in {start_timeout:g}s (killed)", None)
+                while not conn.poll(0.05):
+                    why = clock.hang(limit)
+                    if why:
+                        return ("hang", why if phase == "run" else
+                                f"hang: the worker did not start in {start_timeout:g}s (killed)", None)
                 msg = conn.recv()
                 if msg[0] == "crash":
                     note = msg[1]

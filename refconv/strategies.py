@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 import numpy as np
 
 from . import ops
+from .cost import example_cost, work_budget
 from .problem import FILL_KINDS, Problem
 from .profiles import Profile, get_profile
 from .variant import Range, Variant
@@ -92,11 +93,60 @@ def _size(draw, dom, moduli, multiples=(1, 2, 3)):
     return draw(st.integers(dom.lo, dom.hi))
 
 
-def launch_params(variant: Variant):
-    """A strategy for ``{param: value}`` over the variant's declared values."""
+def launch_params(variant: Variant, profile: Profile | None = None, budget: float | None = None):
+    """A strategy for ``{param: value}`` over the variant's declared values; with a work
+    ``budget`` (:mod:`refconv.cost`), only the combinations whose smallest problem fits it (the
+    cheapest combinations when none does, so that a variant is never left without a draw)."""
     if not variant.params:
         return st.just({})
+    if budget is not None and profile is not None:
+        combos = _combos_within(variant, profile, budget)
+        if combos is not None:
+            return st.sampled_from(combos)
     return st.fixed_dictionaries({p.name: st.sampled_from(p.values) for p in variant.params})
+
+
+_MAX_COMBOS = 4096   # launch-parameter combinations enumerated to apply a budget (more: not filtered)
+
+
+def _smallest(variant: Variant, profile: Profile, known: dict) -> dict:
+    """The dims of ``known`` completed with the smallest value of every other dim's domain."""
+    rec = ops.get(variant.op)
+    d = dict(known)
+    for k in rec.dims:
+        if k not in d:
+            dom = domain(variant, k, profile)
+            vals = tuple(dom) if not isinstance(dom, Range) else ()
+            d[k] = (dom.lo if isinstance(dom, Range) else
+                    min(vals) if all(isinstance(x, int) for x in vals) else vals[0])
+    return d
+
+
+def _cost_of(variant: Variant, dims: dict, options: dict, params: dict) -> float:
+    """The example cost of these dims, options and params; 0 when they make no problem yet (an
+    intermediate point of a draw: the final check of the draw judges the whole case)."""
+    try:
+        return example_cost(variant, Problem(variant.op, dims, options, {}), params)
+    except Exception:  # noqa: BLE001 - an invalid intermediate combination
+        return 0.0
+
+
+def _combos_within(variant: Variant, profile: Profile, budget: float):
+    import itertools
+    names = [p.name for p in variant.params]
+    n = 1
+    for p in variant.params:
+        n *= len(p.values)
+    if n > _MAX_COMBOS:
+        return None
+    smallest = _smallest(variant, profile, {})
+    costed = [(_cost_of(variant, smallest, {}, dict(zip(names, vs))), dict(zip(names, vs)))
+              for vs in itertools.product(*(p.values for p in variant.params))]
+    ok = [c for cost, c in costed if cost <= budget]
+    if not ok:
+        least = min(cost for cost, _ in costed)
+        ok = [c for cost, c in costed if cost == least]
+    return ok
 
 
 def _allowed_kinds(variant, name, dtype):
@@ -139,8 +189,12 @@ class Drawer:
     """What an op record's ``draw`` draws with: values from the domains of one variant (its
     ``supports`` over the op's domains, capped by the profile; see :func:`domain`)."""
 
-    def __init__(self, draw, variant: Variant, profile: Profile, moduli):
+    def __init__(self, draw, variant: Variant, profile: Profile, moduli, params: dict | None = None,
+                 budget: float | None = None):
         self._draw, self.variant, self._profile, self._moduli = draw, variant, profile, moduli
+        self._params, self._budget = params or {}, budget
+        self._dims: dict = {}      # the dims drawn so far (for the work budget)
+        self._options: dict = {}   # the options drawn so far
 
     def dom(self, key: str):
         """The domain of dim or option ``key``."""
@@ -150,13 +204,44 @@ class Drawer:
         """Whether the variant's ``supports`` names ``key``."""
         return key in self.variant.supports
 
+    def _within_budget(self, key: str, dom):
+        """``dom`` with its upper end lowered so that the example's cost, with the dims drawn so
+        far and every dim not drawn yet at its smallest, stays inside the work budget (the
+        largest such value, by bisection: a cost does not decrease when a size grows)."""
+        rec = ops.get(self.variant.op)
+        if self._budget is None or not isinstance(dom, Range) or key not in rec.dims:
+            return dom
+
+        def fits(x):
+            d = _smallest(self.variant, self._profile, {**self._dims, key: x})
+            return _cost_of(self.variant, d, self._options, self._params) <= self._budget
+
+        if fits(dom.hi):
+            return dom
+        lo, hi = dom.lo, dom.hi          # fits(lo) or not: lo stays the floor of the domain
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        return Range(dom.lo, lo)
+
+    def _note(self, key: str, value):
+        if key in ops.get(self.variant.op).dims:
+            self._dims[key] = value
+        else:
+            self._options[key] = value
+        return value
+
     def pick(self, key: str):
-        """Any value of ``key``'s domain."""
-        return _pick(self._draw, self.dom(key))
+        """Any value of ``key``'s domain (inside the work budget, for a size)."""
+        return self._note(key, _pick(self._draw, self._within_budget(key, self.dom(key))))
 
     def size(self, key: str):
-        """A size from ``key``'s domain, favouring k·m−1, k·m, k·m+1 for the launch parameters m."""
-        return _size(self._draw, self.dom(key), self._moduli)
+        """A size from ``key``'s domain, favouring k·m−1, k·m, k·m+1 for the launch parameters m
+        (inside the work budget)."""
+        return self._note(key, _size(self._draw, self._within_budget(key, self.dom(key)), self._moduli))
 
     def one_of(self, values, key: str | None = None):
         """Any of ``values`` (the admitted values of ``key``, when the record names it: the
@@ -182,12 +267,18 @@ class _Moduli(set):
     multiples = (1, 2, 3)
 
 
-@st.composite
-def cases(draw, variant: Variant, profile: Profile | str = "ci"):
+def cases(variant: Variant, profile: Profile | str = "ci"):
     """A strategy for ``(problem, params)`` pairs inside ``variant``'s declared support (and the
-    profile's caps, whole configurations and host-memory budget)."""
+    profile's caps, whole configurations, host-memory budget and, on a simulator, the work budget
+    of one example: :mod:`refconv.cost`)."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    params = draw(launch_params(variant))
+    budget = work_budget(variant, prof)
+    return _cases(variant, prof, budget, launch_params(variant, prof, budget))
+
+
+@st.composite
+def _cases(draw, variant: Variant, prof: Profile, budget: float | None, params_strategy=None):
+    params = draw(params_strategy if params_strategy is not None else launch_params(variant, prof, budget))
     shapes = prof.shapes.get(variant.op)
     if shapes and draw(st.integers(0, 99)) < round(100 * prof.shape_weight):
         prof = dataclasses.replace(prof)         # a private copy: its id keys the fixed sizes
@@ -196,7 +287,7 @@ def cases(draw, variant: Variant, profile: Profile | str = "ci"):
     moduli.multiples = prof.multiples
     rec = ops.get(variant.op)
     try:
-        dr = Drawer(draw, variant, prof, moduli)
+        dr = Drawer(draw, variant, prof, moduli, params, budget)
         d, o = rec.draw(dr) if rec.draw is not None else _draw_default(rec, dr)
         assume(rec.why_invalid(d, o) is None)       # whatever the record's draw does
         fills = _fills(draw, variant, [(n, rec.input_dtype(n, d)) for n in rec.input_shapes(d)])
@@ -206,7 +297,16 @@ def cases(draw, variant: Variant, profile: Profile | str = "ci"):
     assume(host_bytes(problem, variant) <= prof.host_fraction * host_memory())
     if variant.constraint is not None:
         assume(variant.constraint(problem, params) is None)
+    if budget is not None:   # drawn inside it; what a record's own draw computes is checked here
+        assume(example_cost(variant, problem, params) <= budget or _cheapest(variant, prof, budget, problem))
     return problem, params
+
+
+def _cheapest(variant: Variant, prof: Profile, budget: float, problem: Problem) -> bool:
+    """Whether ``problem`` has every size at its smallest (a variant whose smallest problem is over
+    the budget still gets those draws, so that it is never left without one)."""
+    return problem.dims == _smallest(variant, prof, {k: v for k, v in problem.dims.items()
+                                                     if not isinstance(domain(variant, k, prof), Range)})
 
 
 def host_memory() -> int:

@@ -141,6 +141,11 @@ class Variant:
       ``run(problem, **params)`` writing into ``problem.output()`` still works, with a
       ``DeprecationWarning``.
     * ``available()`` returns ``None`` when it can run here, else the reason why not.
+    * ``cost(problem, params)`` (optional) estimates the simulated work of one example in work
+      units (about one simulated thread doing one loop step: threads launched x steps per thread,
+      a barrier counted as a step); on a simulator the profile's ``sim_work`` bounds it and the
+      strategies draw inside that budget (:mod:`refconv.cost`).  Without it the cost is the
+      problem's multiply-adds.  It must not decrease when a size grows.
     """
 
     op: str
@@ -153,6 +158,7 @@ class Variant:
     writes: str = "all"
     output: str = "array"
     constraint: Callable[..., str | None] | None = None
+    cost: Callable[..., float] | None = None
     origin: str = ""
     doc: str = ""
 

@@ -21,7 +21,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 
 from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
+from ._common import cdiv, fits, from_device, io_bytes, launch, sim_work, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/002_bac98b268d2530e5.txt"
@@ -127,6 +127,23 @@ def _fits(kind):
     return check
 
 
+def _cost(kind):
+    """The simulated work of one example (refconv.cost): thread_per_row, R·C steps; block_per_row,
+    each row's T threads take ceil(C/T) steps and log2(T) + 2 barriers (the tree and its fences),
+    on a grid of 2 x SMs blocks; warp_shuffle, each row's warp takes ceil(C/32) steps and 5
+    shuffles (counted as barriers of a 32-thread group)."""
+    def cost(problem, params):
+        t = params.get("threads", 128)
+        R, C = problem.dims["rows"], problem.dims["cols"]
+        if kind == "thread_per_row":
+            return sim_work(t, cdiv(R, t), steps=R * C)
+        if kind == "block_per_row":
+            return sim_work(t, 2 * _env.sm_count(), steps=R * t * cdiv(C, t),
+                            barriers=R * t * (t.bit_length() - 1 + 2))
+        return sim_work(32, cdiv(R * 32, t) * t // 32, steps=R * 32 * cdiv(C, 32), barriers=R * 32 * 5)
+    return cost
+
+
 def _shfl_available(base):
     def avail():
         why = base()
@@ -146,16 +163,16 @@ def variants():
     available = _env.reason
     return [
         Variant(op="matvec", backend="numba_cuda", name="thread_per_row", run=_make_run("thread_per_row"),
-                supports=dict(SUPPORTS), params=(Param("threads", (4, 8, 32, 128, 256), 128),),
+                cost=_cost("thread_per_row"), supports=dict(SUPPORTS), params=(Param("threads", (4, 8, 32, 128, 256), 128),),
                 available=available, constraint=_fits("thread_per_row"), origin=f"{ORIGIN} §5.1 초기 방법",
                 doc="w[r] = sum_c M[r,c] v[c], one thread per row, sequential over columns"),
         Variant(op="matvec", backend="numba_cuda", name="block_per_row", run=_make_run("block_per_row"),
-                supports=dict(SUPPORTS), params=(Param("threads", (2, 4, 8, 32, 128, 256, 512), 512),),
+                cost=_cost("block_per_row"), supports=dict(SUPPORTS), params=(Param("threads", (2, 4, 8, 32, 128, 256, 512), 512),),
                 available=available, constraint=_fits("block_per_row"), origin=f"{ORIGIN} §5.2, 부록 코드 6",
                 doc="one block per row (grid-stride, grid = 2 x SMs), strided column partial sums, "
                     "shared-memory tree reduction with a barrier after every step"),
         Variant(op="matvec", backend="numba_cuda", name="warp_shuffle", run=_make_run("warp_shuffle"),
-                supports=dict(SUPPORTS), params=(Param("threads", (32, 64, 128, 256), 128),),
+                cost=_cost("warp_shuffle"), supports=dict(SUPPORTS), params=(Param("threads", (32, 64, 128, 256), 128),),
                 available=_shfl_available(available), constraint=_fits("warp_shuffle"), origin=f"{ORIGIN} §5.2 (warp-level variant of code 6)",
                 doc="one warp per row, lanes stride over columns, shfl_down_sync tree reduction"),
     ]

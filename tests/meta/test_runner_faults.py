@@ -131,6 +131,102 @@ def test_ctrl_c_stops_check_in_one_line_with_status_130_and_kills_the_workers(fa
         kill_pids(processes_with_arg(marker))
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` in the parent tree (the workers, the resource tracker, what
+    a variant started), read from /proc."""
+    parent = {}
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_kills_every_process_of_the_run_and_writes_the_reports_of_what_finished(faults_env, tmp_path):
+    # one worker hangs with a child (spawns_and_hangs), the other finishes the correct_* variants; then
+    # SIGTERM (kill, docker stop, a CI cancel) goes to refconv alone, as docker stop sends it
+    marker = sleep_marker()
+    env = {**faults_env, "REFCONV_FAULTS_SLEEP": marker}
+    out_file = tmp_path / "out.txt"
+    with open(out_file, "w") as out:
+        p = subprocess.Popen([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant",
+                              "[cs][op][ra]*", "--examples", "3", "--timeout", "300", "--jobs", "2", "--quiet",
+                              "--json", "report.json", "--junit", "report.xml"], env=env, cwd=tmp_path,
+                             stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    tree = []
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and p.poll() is None and not (
+                processes_with_arg(marker) and out_file.read_text().count("correct_") >= 6):
+            time.sleep(0.2)
+        assert processes_with_arg(marker), "the hanging variant never started: " + out_file.read_text()
+        tree = _descendants(p.pid)
+        assert len(tree) >= 3, tree   # two workers, the resource tracker, the variant's sleep
+        p.send_signal(signal.SIGTERM)
+        err = p.communicate(timeout=60)[1]
+        assert p.returncode == 143, out_file.read_text() + err
+        assert err.strip().splitlines()[-1] == "refconv: terminated", err
+        assert "Traceback" not in out_file.read_text() + err, out_file.read_text() + err
+        time.sleep(5)
+        assert not [pid for pid in tree if _alive(pid)], f"processes of the run survived SIGTERM: {tree}"
+        report = json.loads((tmp_path / "report.json").read_text())
+        assert report["interrupted"] == "SIGTERM"
+        by = {r["variant"]: r for r in report["results"]}
+        assert {by[f"matvec/faults/correct_{c}"]["status"] for c in "abcdef"} == {"pass"}, by
+        hung = by["matvec/faults/spawns_and_hangs"]
+        assert hung["status"] == "skipped" and hung["reason"] == "not finished: the run was interrupted (SIGTERM)"
+        junit = (tmp_path / "report.xml").read_text()
+        assert 'tests="7"' in junit and 'skipped="1"' in junit, junit
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        kill_pids([pid for pid in tree if _alive(pid)] + processes_with_arg(marker))
+
+
+def test_a_worker_dies_with_a_parent_killed_by_sigkill(faults_env, tmp_path):
+    # SIGKILL cannot be caught: the workers ask Linux to kill them when their parent dies
+    # (PR_SET_PDEATHSIG), and the resource tracker ends when nothing holds its pipe any more
+    marker = sleep_marker()
+    env = {**faults_env, "REFCONV_FAULTS_SLEEP": marker}
+    p = subprocess.Popen([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant",
+                          "spawns_and_hangs", "--timeout", "300", "--quiet"], env=env, cwd=tmp_path,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    tree = []
+    try:
+        deadline = time.monotonic() + 300
+        while not processes_with_arg(marker) and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.2)
+        assert processes_with_arg(marker), "the variant never started"
+        tree = [pid for pid in _descendants(p.pid) if pid not in processes_with_arg(marker)]
+        assert len(tree) >= 2, tree   # the worker and the resource tracker
+        p.kill()
+        p.wait()
+        time.sleep(5)
+        assert not [pid for pid in tree if _alive(pid)], f"processes of the run survived its SIGKILL: {tree}"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        kill_pids([pid for pid in tree if _alive(pid)] + processes_with_arg(marker))
+
+
 def _children(pid: int, needle: bytes) -> list[int]:
     out = []
     for d in filter(str.isdigit, os.listdir("/proc")):
@@ -187,15 +283,17 @@ def test_worker_start_up_is_not_counted_against_the_example_time_limit(faults_en
 
 def test_hang_shrink_budget_does_not_count_the_start_up_of_its_workers(faults_env, tmp_path):
     # every import of the plugin sleeps 3 s (a slow start-up, as on a loaded machine); each hanging
-    # candidate (2 s) needs a fresh worker.  The hangs need about 8 s of the 12 s budget; with the
-    # start-ups counted (5 × 3 s) the budget would run out before the smallest case is reached.
+    # candidate needs a fresh worker.  The variant sleeps, so a candidate is a hang once blocked for
+    # 4 × its 2 s limit past the limit (refconv.procs.WALL_BACKSTOP): about 10 s.  The hangs need
+    # about 40 s of the 48 s budget; with the start-ups counted (5 × 3 s) the budget would run out
+    # before the smallest case is reached.
     marker = sleep_marker()
     env = {**faults_env, "REFCONV_FAULTS_IMPORT_DELAY": "3", "REFCONV_FAULTS_SLEEP": marker}
     try:
         with open(tmp_path / "out.txt", "w") as out:
             subprocess.run([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant",
                             "spawns_and_hangs", "--seed", "1", "--examples", "5", "--timeout", "2",
-                            "--hang-shrink", "12", "--json", "report.json", "--quiet"], env=env, cwd=tmp_path,
+                            "--hang-shrink", "48", "--json", "report.json", "--quiet"], env=env, cwd=tmp_path,
                            stdout=out, stderr=subprocess.STDOUT, timeout=600)
         (r,) = json.loads((tmp_path / "report.json").read_text())["results"]
         f = r["failure"]
