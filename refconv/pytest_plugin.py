@@ -193,14 +193,20 @@ class _State:
 
     def database_spec(self, config) -> str:
         """The example database: ``--refconv-database``, else env ``REFCONV_DATABASE``, else
-        ``d/refconv/examples`` in pytest's cache, else ``none`` (no cache: nothing to keep it in)."""
+        ``d/refconv/examples`` in pytest's cache, else ``none`` (no cache: nothing to keep it in).
+        A directory database is created here, so that it is where the next run looks even when
+        this run saved nothing in it (a failure found by a directed case is found again anyway)."""
         if self.database:
-            return self.database
-        if os.environ.get("REFCONV_DATABASE"):
-            return os.environ["REFCONV_DATABASE"]
-        if getattr(config, "cache", None) is not None:
-            return str(self.home(config) / "examples")
-        return "none"
+            spec = self.database
+        elif os.environ.get("REFCONV_DATABASE"):
+            spec = os.environ["REFCONV_DATABASE"]
+        elif getattr(config, "cache", None) is not None:
+            spec = str(self.home(config) / "examples")
+        else:
+            return "none"
+        if spec != "none" and "://" not in spec:
+            os.makedirs(spec, exist_ok=True)
+        return spec
 
     def failures(self, config) -> str:
         return self.failures_dir or str(self.home(config) / "failures")

@@ -3,6 +3,7 @@ installed into a private directory so that the user's environment never sees the
 wrong variants; the ``slow`` tier; and the guard against unintended plugin-API-1 variants."""
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -10,6 +11,15 @@ from helpers import ROOT, env_with_path, install_target
 
 #: ``pytester``: the pytest plugin's tests run pytest in a fresh folder outside the repository
 pytest_plugins = ["pytester"]
+
+
+# pytest-xdist's workers inherit COLUMNS=80 / LINES=24 (execnet's default terminal), and every
+# `refconv` subprocess a test starts would then print 80-column tables (ids kept, other columns
+# left out); without them it prints at 200 columns when not on a terminal, as for a user's pipe.
+# A test that wants a width sets COLUMNS itself.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
 
 
 @pytest.fixture(scope="session")

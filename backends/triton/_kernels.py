@@ -20,13 +20,13 @@ def filter2d_tiled(img, wts, out, H, W, Ho, Wo, shift, scale, KH: tl.constexpr, 
     # INTEGER: uint8 image, int accumulator; U8_FLOAT: uint8 image, float32 accumulator, then
     # * 2**-shift, rounding (RNE: half to even, else trunc) and the cast to uint8 (SAT or wrap).
     c = tl.program_id(2)
-    ys = tl.program_id(1) * BH + tl.arange(0, BH)
+    ys = tl.program_id(0) * BH + tl.arange(0, BH)       # rows on grid axis 0 (up to 2**31 - 1 programs)
     oy = 0 if BORDER == 0 else KH // 2
     ox = 0 if BORDER == 0 else KW // 2
     src = img + c * H * W
     dst = out + c * Ho * Wo
     for t in range(CF):
-        xs = (tl.program_id(0) * CF + t) * BW + tl.arange(0, BW)
+        xs = (tl.program_id(1) * CF + t) * BW + tl.arange(0, BW)
         m = (ys[:, None] < Ho) & (xs[None, :] < Wo)
         if INTEGER:
             acc = tl.zeros((BH, BW), dtype=tl.int32)
@@ -85,7 +85,7 @@ def filter2d_tiled(img, wts, out, H, W, Ho, Wo, shift, scale, KH: tl.constexpr, 
 @jit
 def matvec_rows(m, v, out, R, C, BR: tl.constexpr, BC: tl.constexpr):
     # one program per block of BR rows; the columns in blocks of BC, the last one masked
-    rows = tl.program_id(0) * BR + tl.arange(0, BR)
+    rows = (tl.program_id(0) * BR + tl.arange(0, BR)).to(tl.int64)   # R * C may pass 2**31
     acc = tl.zeros((BR,), dtype=out.dtype.element_ty)
     for c0 in range(0, C, BC):
         cols = c0 + tl.arange(0, BC)
@@ -99,7 +99,7 @@ def matvec_rows(m, v, out, R, C, BR: tl.constexpr, BC: tl.constexpr):
 @jit
 def kron_tiles(a, b, c, row0, nrows, n, p, q, BR: tl.constexpr, BC: tl.constexpr):
     # rows row0 .. row0+nrows of C = A (x) B into c (nrows x n*q): C[r, s] = A[r//p, s//q] * B[r%p, s%q]
-    rl = tl.program_id(0) * BR + tl.arange(0, BR)
+    rl = (tl.program_id(0) * BR + tl.arange(0, BR)).to(tl.int64)     # the result may pass 2**31 elements
     cs = tl.program_id(1) * BC + tl.arange(0, BC)
     r = row0 + rl
     mk = (rl[:, None] < nrows) & (cs[None, :] < n * q)
@@ -112,8 +112,8 @@ def kron_tiles(a, b, c, row0, nrows, n, p, q, BR: tl.constexpr, BC: tl.constexpr
 def sobel_tiled(img, out, H, W, Ho, Wo, CH: tl.constexpr, L2: tl.constexpr, RNE: tl.constexpr,
                 WRAP: tl.constexpr, BH: tl.constexpr, BW: tl.constexpr):
     # valid boundary: out (H-2) x (W-2); gray from RGB(A) as (0.299f*R + 0.587f*G) + 0.114f*B
-    ys = tl.program_id(1) * BH + tl.arange(0, BH)
-    xs = tl.program_id(0) * BW + tl.arange(0, BW)
+    ys = tl.program_id(0) * BH + tl.arange(0, BH)       # rows on grid axis 0 (up to 2**31 - 1 programs)
+    xs = tl.program_id(1) * BW + tl.arange(0, BW)
     m = (ys[:, None] < Ho) & (xs[None, :] < Wo)
     gx = tl.zeros((BH, BW), dtype=tl.float32)
     gy = tl.zeros((BH, BW), dtype=tl.float32)

@@ -48,7 +48,7 @@ def _run(name, integer, u8_float=False):
         shift = int(problem.option("shift")) if u8 else 0
         sat = int(problem.option("cast") == "saturate") if u8 else 0
         rne = u8_float and problem.option("rounding") == "nearest-even"
-        grid = (kit.cdiv(Wo, block_w * coarsen), kit.cdiv(Ho, block_h), C)
+        grid = (kit.cdiv(Ho, block_h), kit.cdiv(Wo, block_w * coarsen), C)
         return kit.launch(_kern().filter2d_tiled, grid, img, w, kit.OUT, H, W, Ho, Wo, shift, 2.0 ** -shift, out=out,
                           what=f"filter2d/triton/{name}", num_warps=num_warps,
                           KH=KH, KW=KW, BORDER=border, INTEGER=integer, SAT=sat,
@@ -61,8 +61,8 @@ def _constraint(problem, p):
     valid = problem.option("boundary") == "valid"
     ho = max(d["h"] - d["kh"] + 1, 0) if valid else d["h"]
     wo = max(d["w"] - d["kw"] + 1, 0) if valid else d["w"]
-    programs = kit.cdiv(wo, p["block_w"] * p["coarsen"]) * kit.cdiv(ho, p["block_h"]) * max(d["c"], 1)
-    return kit.budget(programs, p["coarsen"] * d["kh"] * d["kw"])
+    grid = (kit.cdiv(ho, p["block_h"]), kit.cdiv(wo, p["block_w"] * p["coarsen"]), max(d["c"], 1))
+    return kit.grid_fits(grid) or kit.budget(grid[0] * grid[1] * grid[2], p["coarsen"] * d["kh"] * d["kw"])
 
 
 def variants() -> list[Variant]:

@@ -376,10 +376,12 @@ def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
     call, d_out = [], None
     for a in args:
         if a is OUT:                      # the poison goes through the device
-            d_out = torch.tensor(np.ascontiguousarray(out), device="cuda")
+            d_out = torch.tensor(np.array(out, order="C"), device="cuda")
             call.append(d_out)
         elif isinstance(a, np.ndarray):   # a copy: the checker's inputs are read-only arrays
-            call.append(torch.tensor(np.ascontiguousarray(a), device="cuda"))
+            # np.array copies with fresh strides: ascontiguousarray keeps a size-1 array's negative
+            # strides (a flipped 1x1 kernel), which torch refuses
+            call.append(torch.tensor(np.array(a, order="C"), device="cuda"))
         else:
             call.append(a)
     kw = dict(constexprs)
@@ -409,6 +411,20 @@ def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
 #: layer, not NumPy, dominates), so variants declare larger problems / smaller blocks invalid there
 #: through :func:`budget` (env ``REFCONV_TRITON_BUDGET``).  Not a limit on the GPU.
 BUDGET = 512
+
+
+#: CUDA's grid limits: axis 0 up to 2**31 - 1 programs, axes 1 and 2 up to 65535
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+
+def grid_fits(grid) -> str | None:
+    """For a variant's ``constraint``: why a launch of ``grid`` programs exceeds CUDA's grid
+    limits (:data:`GRID_LIMITS`), or None.  Checked under the interpreter too, so that a case
+    drawn there is one the GPU can launch."""
+    for axis, (n, limit) in enumerate(zip(grid, GRID_LIMITS)):
+        if n > limit:
+            return f"grid axis {axis}: {n} programs > {limit} (CUDA's limit)"
+    return None
 
 
 def budget(programs: int, steps: int = 1) -> str | None:

@@ -49,7 +49,8 @@ def _run_streamed(problem, out, block_r=16, block_c=32, rows_per_block=8, num_wa
 def _constraint(problem, p):
     d = problem.dims
     rows = min(p.get("rows_per_block", d["m"] * d["p"]), d["m"] * d["p"])
-    return kit.budget(kit.cdiv(rows, p["block_r"]) * kit.cdiv(d["n"] * d["q"], p["block_c"]))
+    grid = (kit.cdiv(rows, p["block_r"]), kit.cdiv(d["n"] * d["q"], p["block_c"]))
+    return kit.grid_fits(grid) or kit.budget(grid[0] * grid[1])
 
 
 def variants() -> list[Variant]:

@@ -31,7 +31,7 @@ def _run(problem, out, block_h=8, block_w=16, num_warps=4):
         raise ValueError(f"sobel/triton/tiled: output {out.shape} {out.dtype}, expected ({Ho}, {Wo}) uint8")
     o = problem.option
     ch = 0 if img.ndim == 2 else img.shape[2]
-    return kit.launch(_kern().sobel_tiled, (kit.cdiv(Wo, block_w), kit.cdiv(Ho, block_h)),
+    return kit.launch(_kern().sobel_tiled, (kit.cdiv(Ho, block_h), kit.cdiv(Wo, block_w)),
                       img, kit.OUT, H, W, Ho, Wo, out=out, what="sobel/triton/tiled", num_warps=num_warps,
                       CH=ch, L2=o("magnitude") == "l2", RNE=o("rounding") == "nearest-even",
                       WRAP=o("cast") == "wrap", BH=block_h, BW=block_w)
@@ -39,7 +39,8 @@ def _run(problem, out, block_h=8, block_w=16, num_warps=4):
 
 def _constraint(problem, p):
     d = problem.dims
-    return kit.budget(kit.cdiv(d["w"] - 2, p["block_w"]) * kit.cdiv(d["h"] - 2, p["block_h"]), 12)
+    grid = (kit.cdiv(d["h"] - 2, p["block_h"]), kit.cdiv(d["w"] - 2, p["block_w"]))
+    return kit.grid_fits(grid) or kit.budget(grid[0] * grid[1], 12)
 
 
 def variants() -> list[Variant]:

@@ -64,8 +64,10 @@ def arm() -> None:
     :func:`disarm` undoes it."""
     _state["armed"] = True
     if _KERNEL_MODULE in sys.modules:
-        from ._core import enable
-        enable()
+        from numba.cuda.core import config
+        if config.ENABLE_CUDASIM:        # numba.cuda already imported in GPU mode (a plugin did it):
+            from ._core import enable    # nothing to arm; the backend's reason() reports the conflict
+            enable()
         return
     if not any(isinstance(f, _ArmFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _ArmFinder())
