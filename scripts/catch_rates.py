@@ -85,6 +85,8 @@ def main(argv=None):
     os.environ["REFCONV_TOLERANCE"] = ns.tolerance
     from wrong_impls import BUGS
     from refconv.runner import check_variant
+    from refconv.session import Session
+    Session().configure()    # the backends as a plain `refconv check` has them (the simulator sanitizer on)
     out = {}
     for name, v in {**BUGS, **hazard_impls()}.items():
         if ns.only and name not in ns.only.split(","):

@@ -193,10 +193,15 @@ class SanArray:
                     st.r_line[flat] = _getframe(1).f_lineno
                     st.r_ws[flat] = t._wsync
                 elif st.r_tid[flat] != tid:
-                    if st.r_tid[flat] != MULTI:
-                        st.r_ws[flat] = {st.r_tid[flat]: st.r_ws[flat]}
+                    # several readers: their stamps in a dict.  Decided on the stamp's type, not on
+                    # r_tid alone: simulated threads can interleave between these steps, and a
+                    # reader of a new epoch may have put back an int after another made it MULTI
+                    ws = st.r_ws[flat]
+                    if type(ws) is not dict:
+                        ws = {st.r_tid[flat]: ws} if st.r_tid[flat] != MULTI else {}
+                        st.r_ws[flat] = ws
                         st.r_tid[flat] = MULTI
-                    st.r_ws[flat][tid] = t._wsync
+                    ws[tid] = t._wsync
                 elif type(st.r_ws[flat]) is int:
                     st.r_ws[flat] = t._wsync
         return self._a[key]
@@ -226,7 +231,7 @@ class SanArray:
                     and not _warp_ordered(t, tid, st.w_tid[flat], st.w_ws[flat])):
                 self._finding_race("write", key, flat, st.w_tid[flat], st.w_line[flat], "write")
             elif st.r_ep[flat] == ep and st.r_tid[flat] != tid and not (
-                    _readers_ordered(t, tid, st.r_ws[flat]) if st.r_tid[flat] == MULTI
+                    _readers_ordered(t, tid, st.r_ws[flat]) if type(st.r_ws[flat]) is dict
                     else _warp_ordered(t, tid, st.r_tid[flat], st.r_ws[flat])):
                 self._finding_race("write", key, flat, st.r_tid[flat], st.r_line[flat], "read")
             st.w_ep[flat] = ep
