@@ -13,8 +13,8 @@ Rules the parent applies (see :func:`run_jobs`):
 * **Time limit.**  Only an example counts against ``timeout``: the clock starts at the worker's
   ``start`` event and stops at ``done``.  An example is a hang when it has used more than
   ``timeout`` seconds of the worker's CPU time (and of wall time), or, blocked without using CPU
-  (a sleep, a lock, a device that never answers), ``WALL_BACKSTOP`` (5) x ``timeout`` of wall
-  time (:class:`refconv.procs.ExampleClock`): a loaded machine slows an example's wall time, not
+  (a sleep, a lock, a device that never answers), ``timeout`` of wall time past the limit
+  (``WALL_BACKSTOP`` = 1) (:class:`refconv.procs.ExampleClock`): a loaded machine slows an example's wall time, not
   its CPU time, so it does not turn a slow example into a hang.  Worker start-up (spawning Python, importing the backends)
   and Hypothesis's own work between examples get ``max(timeout, IDLE_LIMIT)``, so a loaded machine
   does not turn a slow start into a hang.

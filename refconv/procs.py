@@ -49,8 +49,9 @@ IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hy
 #: an example that uses less than its time limit of CPU is still a hang once it has been *blocked*
 #: (no thread of the worker running or waiting for a CPU: a sleep, a lock, a device that never
 #: answers) for this many times the limit, past the limit, i.e. at about (1 + this) x the limit
-#: of wall time.  Time spent waiting for a CPU on a loaded machine is not blocked time.
-WALL_BACKSTOP = 4.0
+#: of wall time.  Time spent waiting for a CPU on a loaded machine is not blocked time, so load
+#: cannot bring a slow example nearer to this bound, and one limit of blocked time is enough.
+WALL_BACKSTOP = 1.0
 
 
 def cpu_seconds(pid: int) -> float | None:

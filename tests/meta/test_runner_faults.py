@@ -282,22 +282,22 @@ def test_worker_start_up_is_not_counted_against_the_example_time_limit(faults_en
 
 
 def test_hang_shrink_budget_does_not_count_the_start_up_of_its_workers(faults_env, tmp_path):
-    # every import of the plugin sleeps 3 s (a slow start-up, as on a loaded machine); each hanging
+    # every import of the plugin sleeps 5 s (a slow start-up, as on a loaded machine); each hanging
     # candidate needs a fresh worker.  The variant sleeps, so a candidate is a hang once blocked for
-    # 4 × its 2 s limit past the limit (refconv.procs.WALL_BACKSTOP): about 10 s.  The hangs need
-    # about 40 s of the 48 s budget; with the start-ups counted (5 × 3 s) the budget would run out
+    # its 2 s limit past the limit (refconv.procs.WALL_BACKSTOP = 1): about 4 s.  The hangs need
+    # about 16-20 s of the 30 s budget; with the start-ups counted (5 × 5 s) the budget would run out
     # before the smallest case is reached.
     marker = sleep_marker()
-    env = {**faults_env, "REFCONV_FAULTS_IMPORT_DELAY": "3", "REFCONV_FAULTS_SLEEP": marker}
+    env = {**faults_env, "REFCONV_FAULTS_IMPORT_DELAY": "5", "REFCONV_FAULTS_SLEEP": marker}
     try:
         with open(tmp_path / "out.txt", "w") as out:
             subprocess.run([sys.executable, "-m", "refconv", "check", "--backend", "faults", "--variant",
                             "spawns_and_hangs", "--seed", "1", "--examples", "5", "--timeout", "2",
-                            "--hang-shrink", "48", "--json", "report.json", "--quiet"], env=env, cwd=tmp_path,
+                            "--hang-shrink", "30", "--json", "report.json", "--quiet"], env=env, cwd=tmp_path,
                            stdout=out, stderr=subprocess.STDOUT, timeout=600)
         (r,) = json.loads((tmp_path / "report.json").read_text())["results"]
         f = r["failure"]
-        assert f["shrink"]["complete"] and f["shrink"]["startup_seconds"] >= 3, (f, (tmp_path / "out.txt").read_text())
+        assert f["shrink"]["complete"] and f["shrink"]["startup_seconds"] >= 5, (f, (tmp_path / "out.txt").read_text())
         assert ",rows=2,cols=1:" in f["descriptor"] and "m=zero.0,v=zero.0" in f["descriptor"], f
     finally:
         kill_pids(processes_with_arg(marker))
