@@ -44,10 +44,24 @@ SLOW_MODULES = {"test_conformance", "test_cli", "test_cli_verdicts", "test_pytes
                 "test_repro_options", "test_third_party_opencl", "test_third_party_cuda", "test_bench_faults"}
 
 
+#: the longest tests (minutes of CPU each on 2 cores), run first so that under ``-n 2`` no worker
+#: is left with one of them at the end while the other idles; the rest keep their order
+LONGEST_FIRST = ("test_conformance.py::test_every_available_variant_passes[numba_cuda-sim-filter2d",
+                 "test_conformance.py::test_every_available_variant_passes[opencl-pocl-filter2d",
+                 "test_conformance.py::test_every_available_variant_passes[numba_cuda-sim-sobel",
+                 "test_conformance.py::")
+
+
+def _rank(item) -> int:
+    nodeid = item.nodeid.rpartition("/")[2]
+    return next((i for i, head in enumerate(LONGEST_FIRST) if nodeid.startswith(head)), len(LONGEST_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=_rank)    # stable: within a rank, collection order
 
 
 #: the text of the DeprecationWarning ``refconv.variant.run_variant`` gives a plugin-API-1 variant

@@ -41,25 +41,27 @@ def test_repro_of_a_missing_file_says_so(tmp_path):
 
 
 def test_plain_refconv_check_runs_every_backend_together_green(tmp_path):
-    """The README's first command, ``refconv check`` with no options, over every installed backend
-    at once (few examples: the per-backend conformance tests cover depth).  Backends share worker
-    processes, so this is where they can break each other: numba_cpu importing numba before
-    numba_cuda chose the simulator once put every numba_cuda variant on a missing GPU."""
+    """The README's first command, ``refconv check`` with no backend options, over every installed
+    backend at once.  Backends share worker processes, so this is where they can break each other:
+    numba_cpu importing numba before numba_cuda chose the simulator once put every numba_cuda
+    variant on a missing GPU.  One op (matvec: every built-in backend and the example plugin have
+    variants of it) and few examples: the per-backend conformance tests cover every op in depth."""
     env = dict(os.environ)
     for k in ("REFCONV_CUDA", "REFCONV_SANITIZE", "NUMBA_ENABLE_CUDASIM", "REFCONV_OPENCL"):
         env.pop(k, None)
-    p = refconv_cli("check", "--examples", "2", "--seed", "0", "--database", "none", "--no-save",
+    p = refconv_cli("check", "--op", "matvec", "--examples", "2", "--seed", "0", "--database", "none", "--no-save",
                     "--json", "r.json", cwd=tmp_path, env=env, timeout=1200)
     rep = json.loads((tmp_path / "r.json").read_text())
     bad = [(r["variant"], r["status"], r["reason"][:200]) for r in rep["results"] if r["status"] in ("fail", "error")]
     assert p.returncode == 0 and not bad, bad
     backends = {r["variant"].split("/")[1] for r in rep["results"] if r["status"] == "pass"}
-    assert {"numba_cpu", "numba_cuda", "opencl", "example"} <= backends
+    assert {"numba_cpu", "numba_cuda", "opencl", "example"} <= backends, backends
 
 
 def test_numba_cuda_auto_mode_survives_numba_imported_first_in_the_same_worker(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("REFCONV_CUDA", "NUMBA_ENABLE_CUDASIM")}
-    p = refconv_cli("check", "--backend", "numba_c*", "--op", "matvec", "--jobs", "1", "--examples", "2",
+    p = refconv_cli("check", "--variant", "matvec/numba_cpu/*", "--variant", "matvec/numba_cuda/thread_per_row",
+                    "--jobs", "1", "--examples", "2",
                     "--database", "none", "--no-save", "--json", "r.json", cwd=tmp_path, env=env)
     rep = json.loads((tmp_path / "r.json").read_text())
     assert [r["variant"] for r in rep["results"]][0].startswith("matvec/numba_cpu/")  # numba imported first
