@@ -56,39 +56,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import ops
-from .oprecord import OpRecord
+from .specs.record import OpRecord
 
 FILL_KINDS = ("zero", "one", "delta", "ramp", "exact", "extreme", "random", "special", "onehot", "ties",
               "sparse", "edge")
-
-
-#: An op's problem space is its record (:class:`refconv.oprecord.OpRecord`, next to its spec).
-OpDef = OpRecord
-
-
-class _OpDefs(Mapping):
-    """op name -> its record, read from :mod:`refconv.ops` when used (a view: an op registered
-    later shows)."""
-
-    def __getitem__(self, op):
-        if not ops.has(op):
-            raise KeyError(op)
-        return ops.get(op)
-
-    def __iter__(self):
-        return iter(ops.names())
-
-    def __len__(self):
-        return len(ops.names())
-
-    def __repr__(self):
-        return f"OPDEFS({', '.join(ops.names())})"
-
-
-#: The spec's whole domain per op (``OPDEFS[op].dims`` / ``.options``), from the op records.
-#: Sizes are unbounded above (``Range(lo)``): what is cheap to draw is the profiles' business
-#: (:mod:`refconv.profiles`), what a kernel implements is its variant's ``supports``.
-OPDEFS: Mapping[str, OpRecord] = _OpDefs()
 
 
 # ----------------------------------------------------------------------------- fills

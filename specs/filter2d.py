@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot
-from refconv.intervals import FSet, ISet
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot
+from .intervals import FSet, ISet
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import (FLOAT_DTYPES, INT_OUT_DTYPES, as_array, boolean, choice, dtype_arg,
                         integer)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import as_array, dtype_name, integer
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import as_array
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
-from refconv.intervals import FSet, abs_interval
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
+from .intervals import FSet, abs_interval
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import FLOAT_DTYPES, INT_OUT_DTYPES, as_array, choice, dtype_arg
 from .filter2d import BOUNDARIES, CASTS, ROUNDINGS, cast_to_int, out_hw, pad_image, round_values

@@ -1,5 +1,7 @@
 """The dot-product engine of the tolerance: the accepted set of ``sum_k w_k x_k`` evaluated in a
 float type ``F`` in any order, with or without FMA (rules: :mod:`refconv.tolerance`).
+Pure NumPy: the mode is a context variable (:data:`MODE`) the core sets; nothing here reads
+the environment.
 
 Also the numbers it is built from: unit roundoff, ``gamma_n`` (proven) and Higham & Mary's
 probabilistic ``gamma~_n(lam)``, the tolerance mode in effect (:data:`MODE`, set by
@@ -9,7 +11,6 @@ acceptance engines (next to their specs) call :func:`dot` once per dot product t
 from __future__ import annotations
 
 import contextvars
-import os
 
 import numpy as np
 
@@ -39,12 +40,6 @@ MODES = ("proven", "probabilistic")
 #: :func:`probabilistic_lambda` and :mod:`refconv.tolerance`
 FALSE_ALARM = 1e-9
 MODE = contextvars.ContextVar("refconv_tolerance_mode", default=None)
-
-
-def default_mode() -> str:
-    """The tolerance mode used when :func:`acceptance` gets none: ``REFCONV_TOLERANCE`` (set by
-    ``refconv check --tolerance`` and pytest ``--refconv-tolerance``), else ``"proven"``."""
-    return check_mode(os.environ.get("REFCONV_TOLERANCE") or "proven", "REFCONV_TOLERANCE")
 
 
 def check_mode(mode: str, what: str = "tolerance") -> str:
