@@ -560,7 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--op", type=_glob("--op"), help=f"op name or glob ({', '.join(ops.names())})")
         p.add_argument("--backend", type=_glob("--backend"), help="backend name or glob")
         p.add_argument("--variant", type=_glob("--variant"), action="append",
-                       help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'; given "
+                       help="variant name glob, or a full-id glob like '<op>/*/CM_*'; given "
                             "more than once, a variant matching any of them is selected")
         _add_backend_options(p)
 

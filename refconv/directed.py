@@ -202,7 +202,7 @@ class _Builder:
             m = max(mx if axis == "x" else my, 2)
             lo = domain(self.variant, dim).lo if isinstance(domain(self.variant, dim), Range) else 1
             if kinds is None:
-                cap = self.profile.cap(self.variant.op, dim) or self.rec.caps.get(self.profile.name, {}).get(dim)
+                cap = self.profile.cap(self.variant.op, dim)
                 v = m + 1 if cap is None or m + 1 <= cap else (cap if cap % 2 else cap - 1)
                 out[dim] = max(v, lo)
             else:

@@ -75,3 +75,21 @@ def out_fits_gpu(nbytes: int, free: int | None = None) -> None:
         free, _ = torch.cuda.mem_get_info()
     if nbytes > free:
         raise MemoryError(f"output of {nbytes / 1e9:.1f} GB > {free / 1e9:.1f} GB free on the GPU")
+
+
+def cudnn_conv2d(x, w, tf32: bool, **kw) -> Callable[[], object]:
+    """``call()`` running ``torch.nn.functional.conv2d(x, w, **kw)`` through cuDNN at its best:
+    autotuned (``cudnn.benchmark``: the bench's untimed warm-up call picks the algorithm), TF32
+    on or off as asked; torch's global flags are restored after each call."""
+    import torch
+    import torch.nn.functional as F
+
+    def call():
+        saved = torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cudnn.benchmark = True
+        try:
+            F.conv2d(x, w, **kw)
+        finally:
+            torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = saved
+    return call

@@ -317,7 +317,7 @@ def test_gpu_peers_hand_their_cached_memory_back_after_timing(tmp_path, monkeypa
         buffers.append(weakref.ref(t))
         return lambda: (t, timing.record(lambda: KERNEL_S))
     fake = peers.Peer("fake_gpu_mv", "matvec", "a fake GPU library", "gpu", prepare, lambda: None)
-    monkeypatch.setattr(peers, "PEERS", (fake,))
+    monkeypatch.setattr(peers, "all_peers", lambda: (fake,))
     monkeypatch.setattr(peers, "release", lambda: released.append([r() is not None for r in buffers]))
     _install(monkeypatch, Backend("relmeta", variants=lambda: [Variant("matvec", "relmeta", "right", _matvec_right)]))
     js = tmp_path / "b.json"
