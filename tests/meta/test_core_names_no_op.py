@@ -5,7 +5,6 @@ record next to its spec (``specs/<op>.py``), so adding an op touches no core mod
 from __future__ import annotations
 
 import ast
-import pathlib
 import re
 
 from helpers import ROOT
