@@ -210,16 +210,7 @@ def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, s
     kh, kw = a["weights"].shape
     oshape = img.shape[:-2] + out_hw(img.shape[-2], img.shape[-1], kh, kw, a["boundary"])
     if a["accumulator"] == "int":
-        acc = np.zeros(oshape, np.int32)
-        with np.errstate(all="ignore"):
-            for w, win in taps(a, np.float32):
-                v = acc.astype(np.float32)
-                v += w * win
-                acc = f32_to_int32_rz(v)
-        acc = acc.astype(np.int64) >> a["shift"]
-        if out.kind == "f":
-            return acc.astype(out)
-        return cast_to_int(acc, out, a["cast"])
+        return _int_accumulator(a, oshape)
     acc = np.zeros(oshape, work)
     with np.errstate(all="ignore"):
         for w, win in taps(a, work):
@@ -229,6 +220,23 @@ def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, s
         if out.kind == "f":
             return acc.astype(out)
         return cast_to_int(round_values(acc, a["rounding"]), out, a["cast"])
+
+
+def _int_accumulator(a: dict, oshape: tuple) -> np.ndarray:
+    """``accumulator="int"`` (the paper's C): per tap ``acc = (int)((float)acc + w*(float)x)``
+    in float32, truncating and saturating (:func:`f32_to_int32_rz`); then ``acc >> shift``, then
+    the conversion to ``out_dtype`` (``cast`` for integers)."""
+    out = a["out_dtype"]
+    acc = np.zeros(oshape, np.int32)
+    with np.errstate(all="ignore"):
+        for w, win in taps(a, np.float32):
+            v = acc.astype(np.float32)
+            v += w * win
+            acc = f32_to_int32_rz(v)
+    acc = acc.astype(np.int64) >> a["shift"]
+    if out.kind == "f":
+        return acc.astype(out)
+    return cast_to_int(acc, out, a["cast"])
 
 
 # ----------------------------------------------------------------------------- acceptance
