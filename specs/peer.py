@@ -10,7 +10,7 @@ library wants them (untimed) and return ``call()``, the library call made once. 
 (:mod:`refconv.peers`); nothing here imports a library at module level: torch, CuPy, OpenCV and
 SciPy are imported inside ``prepare`` only.
 
-The helpers below (:func:`gray`, :func:`planes`, :func:`cuda_tensor`, :func:`out_fits_gpu`) are
+The helpers below (:func:`gray_f32`, :func:`planes`, :func:`cuda_tensor`, :func:`out_fits_gpu`) are
 what several ops' peers share.
 """
 from __future__ import annotations
@@ -48,7 +48,7 @@ class PeerCall:
         object.__setattr__(self, "modules", tuple(self.modules))
 
 
-def gray(image: np.ndarray) -> np.ndarray:
+def gray_f32(image: np.ndarray) -> np.ndarray:
     """float32 gray image the Sobel peers start from: ``(0.299R + 0.587G) + 0.114B`` for 3/4 channels."""
     if image.ndim == 2:
         return image.astype(np.float32)

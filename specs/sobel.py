@@ -8,7 +8,7 @@ import numpy as np
 
 from .dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
 from .intervals import FSet, abs_interval
-from .peer import PeerCall, gray
+from .peer import PeerCall, gray_f32
 from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import FLOAT_DTYPES, INT_OUT_DTYPES, as_array, choice, dtype_arg
@@ -256,13 +256,13 @@ DIRECTED = (
 def _cupy_sobel(problem):
     import cupy as cp
     import cupyx.scipy.ndimage as nd
-    g = cp.asarray(gray(problem.inputs["image"]))
+    g = cp.asarray(gray_f32(problem.inputs["image"]))
     return lambda: cp.abs(nd.sobel(g, axis=1)) + cp.abs(nd.sobel(g, axis=0))
 
 
 def _cv2_sobel(problem):
     import cv2
-    g = np.clip(gray(problem.inputs["image"]), 0, 255).astype(np.uint8)
+    g = np.clip(gray_f32(problem.inputs["image"]), 0, 255).astype(np.uint8)
 
     def call():
         gx = cv2.convertScaleAbs(cv2.Sobel(g, cv2.CV_16S, 1, 0))
@@ -273,7 +273,7 @@ def _cv2_sobel(problem):
 
 def _scipy_sobel(problem):
     import scipy.ndimage as nd
-    g = gray(problem.inputs["image"])
+    g = gray_f32(problem.inputs["image"])
     return lambda: np.abs(nd.sobel(g, axis=1)) + np.abs(nd.sobel(g, axis=0))
 
 

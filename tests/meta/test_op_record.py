@@ -379,6 +379,25 @@ def test_the_record_output_layout_is_the_spec_s_on_drawn_problems(op):
     assert len(seen) >= 10
 
 
+@pytest.mark.parametrize("op", BUILTIN)
+def test_each_available_peer_of_a_record_times_the_record_s_small_bench_problem(op):
+    # the peers are declared in the spec modules: a helper shadowed there, or an input the
+    # declaration misnames, fails here (on the CPU; the GPU peers where a GPU is)
+    from refconv import bench, peers, timing
+    listed = peers.for_op(op, "all")
+    assert [p.name for p, _ in listed] == [c.name for c in ops.get(op).peers] and listed
+    problem = bench.bench_problem(op, "small")
+    ran = 0
+    for peer, why in listed:
+        if why is None:
+            run = peer.prepare(problem)
+            with timing.collect() as iv:
+                run()
+            assert len(iv) == 1 and iv.seconds()[0] >= 0, peer.name
+            ran += 1
+    assert ran >= 1 or all(why for _, why in listed)
+
+
 def _named(problem):
     args, kwargs = problem.spec_args()
     return {n: a for n, a in zip(problem.record.input_names, args) if a is not None}, kwargs
