@@ -19,7 +19,7 @@ The strategies hunt edge cases on purpose:
   variant's ``constraint`` filters impossible combinations.
 
 Every drawn problem respects ``variant.supports`` intersected with the profile's size caps.
-What an op's problem is, and how one is drawn, is its record's (:class:`refconv.oprecord.OpRecord`:
+What an op's problem is, and how one is drawn, is its record's (:class:`refconv.specs.record.OpRecord`:
 ``draw`` with a :class:`Drawer`, else every dim then every option from its domain).
 """
 from __future__ import annotations

@@ -84,3 +84,12 @@ def test_the_core_imports_the_specs_statically_and_only_the_registry_reaches_the
     reach = {f.name: sorted(m for _, m in _imports(f, "refconv", module_level=False) if m in op_modules)
              for f in sorted(CORE.glob("*.py"))}
     assert {k: v for k, v in reach.items() if v} == {}
+
+
+def test_the_old_names_stay_importable_for_plugins_and_name_the_spec_layer_s_objects():
+    import refconv.oprecord as old
+    from refconv import Range as public_range
+    from refconv.specs import record
+    from refconv.variant import Range
+    assert old.OpRecord is record.OpRecord and old.Input is record.Input and old.Directed is record.Directed
+    assert old.BenchProblem is record.BenchProblem and Range is public_range is record.Range
