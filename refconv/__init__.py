@@ -6,11 +6,11 @@ plugin declares (plugin API :data:`API_VERSION`: ``run(problem, out, **params)``
 ``output="rows"`` variant gets a :class:`RowSink`; :class:`Target` says where a backend runs);
 :class:`Problem` is one problem instance with a one-line descriptor.
 """
-from .variant import API_VERSION, OPS, Backend, BackendOption, MissingTarget, Param, Range, Target, Variant
+from .variant import API_VERSION, Backend, BackendOption, MissingTarget, Param, Range, Target, Variant
 from .problem import Problem
 from .sink import RowSink
 
-__all__ = ["API_VERSION", "OPS", "Backend", "BackendOption", "MissingTarget", "Param", "Range", "Target",
+__all__ = ["API_VERSION", "Backend", "BackendOption", "MissingTarget", "Param", "Range", "Target",
            "Variant", "Problem", "RowSink", "specs"]
 __version__ = "0.1.0"
 

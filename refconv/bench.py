@@ -32,7 +32,6 @@ The method (see docs/performance.md):
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -46,33 +45,11 @@ from .console import console
 from .problem import Problem
 from .session import Session
 
-class _ScaleView(Mapping):
-    """scale -> op -> one view of the op records' ``bench`` problems (read when used)."""
-
-    def __init__(self, item):
-        self._item = item
-
-    def _table(self) -> dict:
-        out: dict = {}
-        for rec in ops.records():
-            for scale, bp in rec.bench.items():
-                out.setdefault(scale, {})[rec.name] = self._item(bp)
-        return out
-
-    def __getitem__(self, scale):
-        return self._table()[scale]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self):
-        return len(self._table())
+def scales() -> tuple:
+    """The ``--scale`` names: those of the op records' ``bench`` problems, in order of first use."""
+    return tuple(dict.fromkeys(scale for rec in ops.records() for scale in rec.bench))
 
 
-#: per ``--scale`` and op: the dims (the op record's ``bench[scale].dims``)
-DIMS: Mapping[str, dict] = _ScaleView(lambda bp: dict(bp.dims))
-#: per ``--scale`` and op: ``(dims, options, fills)`` (the op record's ``bench[scale]``)
-SIZES: Mapping[str, dict] = _ScaleView(lambda bp: (dict(bp.dims), dict(bp.options), dict(bp.fills)))
 #: bytes of the copy that measures bandwidth: large enough to leave an H100's 50 MB L2
 COPY_BYTES = 256 << 20
 #: bytes a GPU backend overwrites before each timed launch (cold L2, busy device): > 2x that L2
@@ -80,13 +57,13 @@ FLUSH_BYTES = 128 << 20
 
 
 def bench_problem(op: str, scale: str) -> Problem:
-    if scale not in SIZES:
-        raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
-    sizes = SIZES[scale]
-    if op not in sizes:
-        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
-    d, o, f = sizes[op]
-    return Problem(op, dict(d), dict(o), dict(f))
+    if scale not in scales():
+        raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(scales())}")
+    bp = ops.get(op).bench.get(scale)
+    if bp is None:
+        with_one = [r.name for r in ops.records() if scale in r.bench]
+        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(with_one)}")
+    return Problem(op, dict(bp.dims), dict(bp.options), dict(bp.fills))
 
 
 #: staging, comparison temporaries), whatever the size of the result
@@ -153,7 +130,7 @@ def run_problem(name, problem, variants, ns, rows_of, only=None, big=False):
 
 
 def _peer_named(op: str, name: str):
-    return next(p for p in peers_mod.PEERS if p.op == op and p.name == name)
+    return next(p for p in peers_mod.all_peers() if p.op == op and p.name == name)
 
 
 def _baseline_for(op, rows, ns, listed):
@@ -180,7 +157,7 @@ def add_parser(sub, filters):
                    help="a seed study's problem by name (glob, comma list, or 'all'; repeatable); "
                         "see --list-presets")
     p.add_argument("--list-presets", action="store_true", help="list the presets and exit")
-    p.add_argument("--scale", default="small", choices=list(SIZES),
+    p.add_argument("--scale", default="small", choices=list(scales()),
                    help="without --preset: one problem per op, small (default; fits the simulators) or paper")
     p.add_argument("--repeat", type=int, default=30, help="timed runs per row, after the warm-up (default 30)")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS",

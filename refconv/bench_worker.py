@@ -57,17 +57,17 @@ class RowTask:
         if self.kind == "variant":
             return {"kind": "variant", "variant": self.target}
         if self.kind == "peer":
-            lib = next((p.library for p in peers_mod.PEERS if p.op == op and p.name == self.target), "")
+            lib = next((p.library for p in peers_mod.all_peers() if p.op == op and p.name == self.target), "")
             return {"kind": "peer", "variant": f"{op}/peer/{self.target}", "peer": self.target, "library": lib}
         return {"kind": self.kind, "variant": f"{op}/{self.kind}"}
 
 
 def _peer(op: str, name: str):
-    for p in peers_mod.PEERS:
+    for p in peers_mod.all_peers():
         if p.op == op and p.name == name:
             return p
     raise ValueError(f"no peer {name!r} for {op}; peers of {op}: "
-                     f"{', '.join(p.name for p in peers_mod.PEERS if p.op == op)}")
+                     f"{', '.join(p.name for p in peers_mod.all_peers() if p.op == op)}")
 
 
 class Rows:

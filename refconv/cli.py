@@ -13,7 +13,7 @@ import time
 
 from rich.table import Table
 
-from . import registry, render
+from . import ops, registry, render
 from .case import parse_params
 from .console import check_progress, console, err_console
 from .profiles import PROFILES
@@ -126,10 +126,10 @@ def _fmt_limit(v) -> str:
 def _domain_text(v) -> str:
     """The size dims of ``v``'s real domain (its supports over the op's), e.g. ``h=3.. w=3.. kh=3``;
     device limits are the backend's (printed above the table) and act through its constraint."""
-    from .problem import OPDEFS
+    from . import ops
     from .variant import Range
     parts = []
-    for k, dom in OPDEFS[v.op].dims.items():
+    for k, dom in ops.get(v.op).dims.items():
         d = v.supports.get(k, dom)
         if k == "dtype":
             continue
@@ -557,10 +557,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd")
 
     def filters(p):
-        p.add_argument("--op", type=_glob("--op"), help="op name or glob (filter2d, conv2d, sobel, matvec, kron)")
+        p.add_argument("--op", type=_glob("--op"), help=f"op name or glob ({', '.join(ops.names())})")
         p.add_argument("--backend", type=_glob("--backend"), help="backend name or glob")
         p.add_argument("--variant", type=_glob("--variant"), action="append",
-                       help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'; given "
+                       help="variant name glob, or a full-id glob like '<op>/*/CM_*'; given "
                             "more than once, a variant matching any of them is selected")
         _add_backend_options(p)
 

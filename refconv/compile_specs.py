@@ -41,9 +41,9 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
     ``"all"``: every combination of the launch parameters' values; ``"cover"`` (default): the
     defaults plus enough combinations that every value of every parameter is compiled once."""
     from refconv import ops
-    from refconv.problem import OPDEFS, Problem
+    from refconv.problem import Problem
 
-    od = OPDEFS[variant.op]
+    od = ops.get(variant.op)
     sup = variant.supports
     params = list(variant.params)
     default_params = variant.default_params()

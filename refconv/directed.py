@@ -1,6 +1,6 @@
 """Directed cases: the fixed cases every variant runs before the random draws.
 
-An op record declares a small table of directed rows (:class:`refconv.oprecord.Directed`: an
+An op record declares a small table of directed rows (:class:`refconv.specs.record.Directed`: an
 input pattern aimed at a bug class, e.g. zero and tiny weights next to NaN/±Inf pixels) and which
 of its size dims lie along a launch axis (``OpRecord.grid``).  :func:`directed_cases` turns that
 table into concrete ``(problem, params)`` cases for one variant, inside its declared support:
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ops
-from .oprecord import Directed
+from .specs.record import Directed
 from .problem import FILL_KINDS, Problem
 from .profiles import Profile, get_profile
 from .strategies import domain, host_bytes, host_memory
@@ -202,7 +202,7 @@ class _Builder:
             m = max(mx if axis == "x" else my, 2)
             lo = domain(self.variant, dim).lo if isinstance(domain(self.variant, dim), Range) else 1
             if kinds is None:
-                cap = self.profile.cap(self.variant.op, dim) or self.rec.caps.get(self.profile.name, {}).get(dim)
+                cap = self.profile.cap(self.variant.op, dim)
                 v = m + 1 if cap is None or m + 1 <= cap else (cap if cap % 2 else cap - 1)
                 out[dim] = max(v, lo)
             else:

@@ -18,12 +18,11 @@ Peers are timed, not checked against the spec: their semantics are the nearest l
 the spec's exact rules (``cv2.filter2D`` rounds and saturates and pads the border; cuDNN computes
 in float32 or TF32; the Sobel peers start from a gray image the bench computes for them).
 
-Per op, on a GPU: cuDNN through ``torch.nn.functional.conv2d`` with TF32 on and off, CuPy
-(``cupyx.scipy.ndimage.correlate``, ``cupyx.scipy.ndimage.sobel``, ``cupy.kron``), cuBLAS
-(``torch.mv``), ``torch.kron``; on the CPU: ``cv2.filter2D``, ``cv2.Sobel``, SciPy
-(``scipy.ndimage.correlate``, ``scipy.ndimage.sobel``), ``numpy.kron``, NumPy matvec, and
-``torch.nn.functional.conv2d`` on the CPU.  :func:`default_baseline` picks the ratio column's peer
-per op: the first available of :data:`BASELINE_ORDER`.
+Each op's peers are declared in its record (``OpRecord.peers``: :class:`refconv.specs.peer.PeerCall`,
+next to its spec in ``specs/<op>.py``), with the order in which :func:`default_baseline` picks the
+ratio column's peer (``OpRecord.baseline``: the first available one).  This module is the generic
+machinery: it turns each declaration into a timed :class:`Peer` (:func:`all_peers`), says whether
+it can run here, and times it.
 """
 from __future__ import annotations
 
@@ -34,8 +33,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import timing
+from . import ops, timing
 from .problem import Problem
+from .specs.peer import PeerCall
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,6 @@ def _cupy() -> str | None:
     except Exception as e:
         return f"CuPy sees no CUDA device ({type(e).__name__}: {e})"
     return None
-
-
-def _cpu(mod: str) -> Callable[[], str | None]:
-    return lambda: _module(mod)[1]
 
 
 # ----------------------------------------------------------------------------- timing helpers
@@ -231,201 +227,43 @@ def _cpu_timed(call: Callable[[], object]) -> Callable[[], None]:
     return run
 
 
-def gray(image: np.ndarray) -> np.ndarray:
-    """float32 gray image the Sobel peers start from: ``(0.299R + 0.587G) + 0.114B`` for 3/4 channels."""
-    if image.ndim == 2:
-        return image.astype(np.float32)
-    f = image.astype(np.float32)
-    return (np.float32(0.299) * f[..., 0] + np.float32(0.587) * f[..., 1]) + np.float32(0.114) * f[..., 2]
+# ----------------------------------------------------------------------------- the peers of the records
+
+def _available(call: PeerCall) -> Callable[[], str | None]:
+    """Why ``call`` cannot run here (None: it can): a GPU peer needs its runtime to see a CUDA
+    device; a CPU peer needs its modules importable."""
+    if call.device == "gpu":
+        return _torch_cuda if call.runtime == "torch" else _cupy
+    return lambda: next((why for why in (_module(m)[1] for m in call.modules) if why), None)
 
 
-def _planes(problem: Problem):
-    """filter2d image as a list of 2-D planes (planar channels)."""
-    img = problem.inputs["image"]
-    return [img] if img.ndim == 2 else list(img)
+def _timed(call: PeerCall) -> Callable[[Problem], Callable[[], None]]:
+    """``prepare(problem)`` of the core's :class:`Peer`: the declaration's untimed preparation,
+    its call then timed by device events (GPU) or the host clock (CPU)."""
+    if call.device == "gpu":
+        return lambda problem: _gpu_timed(call.runtime, call.prepare(problem))
+    return lambda problem: _cpu_timed(call.prepare(problem))
 
 
-# ----------------------------------------------------------------------------- prepare functions
-
-def _cuda_tensor(a, dtype=None):
-    """A CUDA tensor holding a copy of the (read-only) input array ``a``."""
-    import torch
-    return torch.from_numpy(np.array(a, dtype=dtype)).to("cuda")
+def peer_of(op: str, call: PeerCall) -> Peer:
+    """The timed :class:`Peer` of op ``op`` that the declaration ``call`` describes."""
+    return Peer(call.name, op, call.library, call.device, _timed(call), _available(call))
 
 
-def _cudnn(tf32: bool, op: str):
-    def prepare(problem: Problem):
-        import torch
-        import torch.nn.functional as F
-        if op == "filter2d":
-            img = problem.inputs["image"]
-            x = _cuda_tensor(np.asarray(img, np.float32).reshape((1, -1) + img.shape[-2:]))
-            w = _cuda_tensor(problem.inputs["weights"], np.float32)
-            w = w.reshape(1, 1, *w.shape).repeat(x.shape[1], 1, 1, 1)
-            kw = {"groups": x.shape[1]}
-        else:
-            x = _cuda_tensor(problem.inputs["x"])
-            w = _cuda_tensor(problem.inputs["w"])
-            kw = {k: problem.option(k) for k in ("stride", "padding", "dilation")}
-            kw["groups"] = problem.dims["groups"]
-            if "bias" in problem.inputs:
-                kw["bias"] = _cuda_tensor(problem.inputs["bias"])
-
-        def call():
-            saved = torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark
-            torch.backends.cudnn.allow_tf32 = tf32
-            torch.backends.cudnn.benchmark = True      # autotuned: the bench's warm-up call picks the algorithm
-            try:
-                F.conv2d(x, w, **kw)
-            finally:
-                torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = saved
-        return _gpu_timed("torch", call)
-    return prepare
-
-
-def _cupy_correlate(problem):
-    import cupy as cp
-    import cupyx.scipy.ndimage as nd
-    planes = [cp.asarray(p) for p in _planes(problem)]
-    w = cp.asarray(problem.inputs["weights"])
-    return _gpu_timed("cupy", lambda: [nd.correlate(p, w, mode="constant") for p in planes])
-
-
-def _cupy_sobel(problem):
-    import cupy as cp
-    import cupyx.scipy.ndimage as nd
-    g = cp.asarray(gray(problem.inputs["image"]))
-    return _gpu_timed("cupy", lambda: cp.abs(nd.sobel(g, axis=1)) + cp.abs(nd.sobel(g, axis=0)))
-
-
-def _cublas_mv(problem):
-    import torch
-    m, v = _cuda_tensor(problem.inputs["m"]), _cuda_tensor(problem.inputs["v"])
-    return _gpu_timed("torch", lambda: torch.mv(m, v))
-
-
-def _out_fits_gpu(nbytes: int, free: int | None = None) -> None:
-    """Raise ``MemoryError`` when a result of ``nbytes`` does not fit the GPU's free memory."""
-    if free is None:
-        import torch
-        free, _ = torch.cuda.mem_get_info()
-    if nbytes > free:
-        raise MemoryError(f"output of {nbytes / 1e9:.1f} GB > {free / 1e9:.1f} GB free on the GPU")
-
-
-def _torch_kron(problem):
-    import torch
-    a, b = problem.inputs["a"], problem.inputs["b"]
-    _out_fits_gpu(a.size * b.size * a.itemsize)
-    ta, tb = _cuda_tensor(a), _cuda_tensor(b)
-    return _gpu_timed("torch", lambda: torch.kron(ta, tb))
-
-
-def _cupy_kron(problem):
-    import cupy as cp
-    a, b = problem.inputs["a"], problem.inputs["b"]
-    _out_fits_gpu(a.size * b.size * a.itemsize, cp.cuda.runtime.memGetInfo()[0])
-    ca, cb = cp.asarray(a), cp.asarray(b)
-    return _gpu_timed("cupy", lambda: cp.kron(ca, cb))
-
-
-def _cv2_filter2d(problem):
-    import cv2
-    planes = [np.ascontiguousarray(p) for p in _planes(problem)]
-    w = np.asarray(problem.inputs["weights"], np.float32)
-    return _cpu_timed(lambda: [cv2.filter2D(p, -1, w, borderType=cv2.BORDER_CONSTANT) for p in planes])
-
-
-def _scipy_correlate(problem):
-    import scipy.ndimage as nd
-    planes = _planes(problem)
-    w = np.asarray(problem.inputs["weights"])
-    return _cpu_timed(lambda: [nd.correlate(p, w, mode="constant") for p in planes])
-
-
-def _cv2_sobel(problem):
-    import cv2
-    g = np.clip(gray(problem.inputs["image"]), 0, 255).astype(np.uint8)
-
-    def call():
-        gx = cv2.convertScaleAbs(cv2.Sobel(g, cv2.CV_16S, 1, 0))
-        gy = cv2.convertScaleAbs(cv2.Sobel(g, cv2.CV_16S, 0, 1))
-        return cv2.add(gx, gy)
-    return _cpu_timed(call)
-
-
-def _scipy_sobel(problem):
-    import scipy.ndimage as nd
-    g = gray(problem.inputs["image"])
-    return _cpu_timed(lambda: np.abs(nd.sobel(g, axis=1)) + np.abs(nd.sobel(g, axis=0)))
-
-
-def _numpy_matvec(problem):
-    m, v = problem.inputs["m"], problem.inputs["v"]
-    return _cpu_timed(lambda: m @ v)
-
-
-def _numpy_kron(problem):
-    a, b = problem.inputs["a"], problem.inputs["b"]
-    return _cpu_timed(lambda: np.kron(a, b))
-
-
-def _torch_cpu_conv2d(problem):
-    import torch
-    import torch.nn.functional as F
-    x, w = torch.from_numpy(np.array(problem.inputs["x"])), torch.from_numpy(np.array(problem.inputs["w"]))
-    kw = {k: problem.option(k) for k in ("stride", "padding", "dilation")}
-    kw["groups"] = problem.dims["groups"]
-    if "bias" in problem.inputs:
-        kw["bias"] = torch.from_numpy(np.array(problem.inputs["bias"]))
-    return _cpu_timed(lambda: F.conv2d(x, w, **kw))
-
-
-PEERS: tuple[Peer, ...] = (
-    Peer("cupy_correlate", "filter2d", "cupyx.scipy.ndimage.correlate", "gpu", _cupy_correlate, _cupy),
-    Peer("cudnn_fp32", "filter2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 off), float32 image", "gpu",
-         _cudnn(False, "filter2d"), _torch_cuda),
-    Peer("cudnn_tf32", "filter2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 on), float32 image", "gpu",
-         _cudnn(True, "filter2d"), _torch_cuda),
-    Peer("cv2_filter2D", "filter2d", "cv2.filter2D", "cpu", _cv2_filter2d, _cpu("cv2")),
-    Peer("scipy_correlate", "filter2d", "scipy.ndimage.correlate", "cpu", _scipy_correlate, _cpu("scipy.ndimage")),
-    Peer("cupy_sobel", "sobel", "cupyx.scipy.ndimage.sobel (x and y, |gx|+|gy|, of the gray image)", "gpu",
-         _cupy_sobel, _cupy),
-    Peer("cv2_Sobel", "sobel", "cv2.Sobel (x and y, |gx|+|gy|, of the gray image)", "cpu", _cv2_sobel, _cpu("cv2")),
-    Peer("scipy_sobel", "sobel", "scipy.ndimage.sobel (x and y, |gx|+|gy|, of the gray image)", "cpu", _scipy_sobel,
-         _cpu("scipy.ndimage")),
-    Peer("cublas_mv", "matvec", "torch.mv (cuBLAS)", "gpu", _cublas_mv, _torch_cuda),
-    Peer("numpy_matvec", "matvec", "numpy m @ v", "cpu", _numpy_matvec, lambda: None),
-    Peer("torch_kron", "kron", "torch.kron", "gpu", _torch_kron, _torch_cuda),
-    Peer("cupy_kron", "kron", "cupy.kron", "gpu", _cupy_kron, _cupy),
-    Peer("numpy_kron", "kron", "numpy.kron", "cpu", _numpy_kron, lambda: None),
-    Peer("cudnn_fp32", "conv2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 off)", "gpu", _cudnn(False, "conv2d"),
-         _torch_cuda),
-    Peer("cudnn_tf32", "conv2d", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 on)", "gpu", _cudnn(True, "conv2d"),
-         _torch_cuda),
-    Peer("torch_cpu_conv2d", "conv2d", "torch.nn.functional.conv2d on the CPU", "cpu", _torch_cpu_conv2d,
-         _cpu("torch")),
-)
-
-#: the ratio column's default peer per op: the first available one
-BASELINE_ORDER = {
-    "filter2d": ("cupy_correlate", "cv2_filter2D", "scipy_correlate"),
-    "sobel": ("cupy_sobel", "cv2_Sobel", "scipy_sobel"),
-    "matvec": ("cublas_mv", "numpy_matvec"),
-    "kron": ("torch_kron", "cupy_kron", "numpy_kron"),
-    "conv2d": ("cudnn_fp32", "torch_cpu_conv2d"),
-}
+def all_peers() -> tuple[Peer, ...]:
+    """Every registered op's peers (its record's ``peers``), ops in listing order."""
+    return tuple(peer_of(rec.name, c) for rec in ops.records() for c in rec.peers)
 
 
 def names() -> list[str]:
-    return sorted({p.name for p in PEERS})
+    return sorted({p.name for p in all_peers()})
 
 
 def for_op(op: str, which: str = "auto") -> list[tuple[Peer, str | None]]:
     """The peers of ``op`` to list, each with None or the reason it is skipped.  ``which``:
     ``auto`` (the GPU peers; the CPU peers too when no GPU peer of the op can run), ``all``,
     ``none``, or a comma-separated list of peer names."""
-    mine = [p for p in PEERS if p.op == op]
+    mine = [p for p in all_peers() if p.op == op]
     if which == "none":
         return []
     if which not in ("auto", "all"):
@@ -443,9 +281,9 @@ def for_op(op: str, which: str = "auto") -> list[tuple[Peer, str | None]]:
 
 
 def default_baseline(op: str, listed: list[tuple[Peer, str | None]]) -> str:
-    """The first available peer of :data:`BASELINE_ORDER` among ``listed``, else ``spec``."""
+    """The first available peer of the op record's ``baseline`` among ``listed``, else ``spec``."""
     ok = {p.name for p, why in listed if why is None}
-    for name in BASELINE_ORDER.get(op, ()):
+    for name in (ops.get(op).baseline if ops.has(op) else ()):
         if name in ok:
             return name
     return "spec"

@@ -56,140 +56,117 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import ops
-from .oprecord import OpRecord
+from .specs.record import OpRecord
 
 FILL_KINDS = ("zero", "one", "delta", "ramp", "exact", "extreme", "random", "special", "onehot", "ties",
               "sparse", "edge")
 
 
-#: An op's problem space is its record (:class:`refconv.oprecord.OpRecord`, next to its spec).
-OpDef = OpRecord
-
-
-class _OpDefs(Mapping):
-    """op name -> its record, read from :mod:`refconv.ops` when used (a view: an op registered
-    later shows)."""
-
-    def __getitem__(self, op):
-        if not ops.has(op):
-            raise KeyError(op)
-        return ops.get(op)
-
-    def __iter__(self):
-        return iter(ops.names())
-
-    def __len__(self):
-        return len(ops.names())
-
-    def __repr__(self):
-        return f"OPDEFS({', '.join(ops.names())})"
-
-
-#: The spec's whole domain per op (``OPDEFS[op].dims`` / ``.options``), from the op records.
-#: Sizes are unbounded above (``Range(lo)``): what is cheap to draw is the profiles' business
-#: (:mod:`refconv.profiles`), what a kernel implements is its variant's ``supports``.
-OPDEFS: Mapping[str, OpRecord] = _OpDefs()
-
-
 # ----------------------------------------------------------------------------- fills
 
-def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "data") -> np.ndarray:
-    """Deterministic data for one input.  ``role`` is ``"weights"`` for filter/conv weights (signed,
-    small) and ``"data"`` otherwise.  See the module docstring for the kinds."""
-    if kind not in FILL_KINDS:
-        raise ValueError(f"fill kind {kind!r} not accepted; accepted: {FILL_KINDS}")
-    dtype = np.dtype(dtype)
-    rng = np.random.default_rng(seed)
-    size = int(np.prod(shape, dtype=np.int64))
-    is_int = dtype.kind in "ui"
-    if kind == "zero":
-        return np.zeros(shape, dtype)
-    if kind == "one":
-        return np.ones(shape, dtype)
-    if kind == "delta":
-        a = np.zeros(size, dtype)
-        if size:
-            a[rng.integers(size)] = np.iinfo(dtype).max if is_int else 1.0
-        return a.reshape(shape)
-    if kind == "ramp":
-        i = np.arange(size, dtype=np.int64)
-        if is_int:
-            info = np.iinfo(dtype)
-            v = (i * 7) % 256 if info.min == 0 else (i * 7) % 17 - 8
-            return v.astype(dtype).reshape(shape)
-        return ((i * 7) % 17 - 8).astype(dtype).reshape(shape)
-    if kind == "exact":
-        if is_int:
-            info = np.iinfo(dtype)
-            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
-            return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-        if role == "weights":
-            # integers in [-8, 8], and some halves / quarters: every product with a uint8 or a
-            # small-integer pixel and every partial sum is exact in float32.
-            v = rng.integers(-32, 33, size=shape) / 4.0
-            return v.astype(dtype)
-        return rng.integers(-16, 17, size=shape).astype(dtype)
-    if kind == "extreme":
-        if is_int:
-            info = np.iinfo(dtype)
-            pool = np.array([0, info.max, info.min, 1], dtype=np.int64)
-            pool = np.unique(pool).astype(dtype)
-            return rng.choice(pool, size=shape).astype(dtype)
-        fi = np.finfo(dtype)
-        pool = np.array([0.0, 1.0, -1.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal], dtype=dtype)
-        return rng.choice(pool, size=shape).astype(dtype)
-    if kind == "onehot":
-        a = np.zeros(shape, dtype)
-        if size:
-            rows = 1 if (len(shape) <= 1 or role == "weights" and len(shape) == 2) else shape[0]
-            flat = a.reshape(rows, -1)
-            cols = rng.integers(flat.shape[1], size=rows)
-            if is_int:
-                vals = 2 ** rng.integers(0, 8, size=rows)
-            else:
-                vals = np.ldexp(rng.choice([-1.0, 1.0], size=rows), rng.integers(-2, 3, size=rows))
-            flat[np.arange(rows), cols] = vals
-        return a
-    if kind == "ties":
-        if is_int:
-            info = np.iinfo(dtype)
-            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
-            return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-        lo, hi = {"weights": (-8, 8), "pixels": (0, 96)}.get(role, (-64, 64))
-        return (rng.integers(lo, hi + 1, size=shape) / 4.0).astype(dtype)
-    if kind == "sparse":
-        if is_int:
-            info = np.iinfo(dtype)
-            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-1000, 1000)
-            v = rng.integers(lo, hi + 1, size=shape)
-            return np.where(rng.random(shape) < 0.5, 0, v).astype(dtype)
-        tiny = rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(-9, -6, size=shape)
-        quarters = rng.integers(-8, 9, size=shape) / 4.0
-        u = rng.random(shape)
-        return np.where(u < 0.4, 0.0, np.where(u < 0.7, tiny, quarters)).astype(dtype)
-    if kind == "edge":
-        if is_int:
-            info = np.iinfo(dtype)
-            top = min(info.max, 255) if info.min == 0 else info.max
-            pool = np.unique(np.array([0, 1, top - 1, top] + ([] if info.min == 0 else [info.min, info.min + 1]),
-                                      np.int64))
-            return rng.choice(pool, size=shape).astype(dtype)
-        fi = np.finfo(dtype)
-        if role == "weights":
-            pool = np.array([0.0, 1.0, -1.0, 0.5, 1 / 255, 256 / 255, 2.0 ** 23, 2.0 ** 31 / 255,
-                             2.0 ** 31 / 2295, float(fi.max), -float(fi.max)], np.float64)
-        else:
-            m = float(fi.max)
-            pool = np.array([0.0, 1.0, -1.0, m, -m, m / 2, -m / 2, m / 4, -m / 4], np.float64)
-            pool = np.concatenate([pool, [np.inf, -np.inf, np.nan]])
-            if role == "pixels":
-                pool = np.concatenate([pool, [255.0, 254.5, 255.5]])
-        return rng.choice(pool, size=shape).astype(dtype)
-    # random / special
-    if is_int:
+def _size(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _int_range(dtype, signed: tuple) -> tuple:
+    """``(lo, hi)`` of integer fills: 0..min(max, 255) for an unsigned dtype, else ``signed``."""
+    info = np.iinfo(dtype)
+    return (0, min(info.max, 255)) if info.min == 0 else signed
+
+
+def _fill_delta(rng, shape, dtype, role):
+    size = _size(shape)
+    a = np.zeros(size, dtype)
+    if size:
+        a[rng.integers(size)] = np.iinfo(dtype).max if dtype.kind in "ui" else 1.0
+    return a.reshape(shape)
+
+
+def _fill_ramp(rng, shape, dtype, role):
+    i = np.arange(_size(shape), dtype=np.int64)
+    if dtype.kind in "ui" and np.iinfo(dtype).min == 0:
+        return ((i * 7) % 256).astype(dtype).reshape(shape)
+    return ((i * 7) % 17 - 8).astype(dtype).reshape(shape)
+
+
+def _fill_exact(rng, shape, dtype, role):
+    if dtype.kind in "ui":
+        lo, hi = _int_range(dtype, (-100, 100))
+        return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+    if role == "weights":
+        # integers in [-8, 8], and some halves / quarters: every product with a uint8 or a
+        # small-integer pixel and every partial sum is exact in float32.
+        return (rng.integers(-32, 33, size=shape) / 4.0).astype(dtype)
+    return rng.integers(-16, 17, size=shape).astype(dtype)
+
+
+def _fill_extreme(rng, shape, dtype, role):
+    if dtype.kind in "ui":
         info = np.iinfo(dtype)
-        lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-1000, 1000)
-        if kind == "special":
+        pool = np.unique(np.array([0, info.max, info.min, 1], dtype=np.int64)).astype(dtype)
+        return rng.choice(pool, size=shape).astype(dtype)
+    fi = np.finfo(dtype)
+    pool = np.array([0.0, 1.0, -1.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal], dtype=dtype)
+    return rng.choice(pool, size=shape).astype(dtype)
+
+
+def _fill_onehot(rng, shape, dtype, role):
+    a = np.zeros(shape, dtype)
+    if _size(shape):
+        rows = 1 if (len(shape) <= 1 or role == "weights" and len(shape) == 2) else shape[0]
+        flat = a.reshape(rows, -1)
+        cols = rng.integers(flat.shape[1], size=rows)
+        if dtype.kind in "ui":
+            vals = 2 ** rng.integers(0, 8, size=rows)
+        else:
+            vals = np.ldexp(rng.choice([-1.0, 1.0], size=rows), rng.integers(-2, 3, size=rows))
+        flat[np.arange(rows), cols] = vals
+    return a
+
+
+def _fill_ties(rng, shape, dtype, role):
+    if dtype.kind in "ui":
+        lo, hi = _int_range(dtype, (-100, 100))
+        return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+    lo, hi = {"weights": (-8, 8), "pixels": (0, 96)}.get(role, (-64, 64))
+    return (rng.integers(lo, hi + 1, size=shape) / 4.0).astype(dtype)
+
+
+def _fill_sparse(rng, shape, dtype, role):
+    if dtype.kind in "ui":
+        lo, hi = _int_range(dtype, (-1000, 1000))
+        v = rng.integers(lo, hi + 1, size=shape)
+        return np.where(rng.random(shape) < 0.5, 0, v).astype(dtype)
+    tiny = rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(-9, -6, size=shape)
+    quarters = rng.integers(-8, 9, size=shape) / 4.0
+    u = rng.random(shape)
+    return np.where(u < 0.4, 0.0, np.where(u < 0.7, tiny, quarters)).astype(dtype)
+
+
+def _fill_edge(rng, shape, dtype, role):
+    if dtype.kind in "ui":
+        info = np.iinfo(dtype)
+        top = min(info.max, 255) if info.min == 0 else info.max
+        pool = np.unique(np.array([0, 1, top - 1, top] + ([] if info.min == 0 else [info.min, info.min + 1]),
+                                  np.int64))
+        return rng.choice(pool, size=shape).astype(dtype)
+    fi = np.finfo(dtype)
+    if role == "weights":
+        pool = np.array([0.0, 1.0, -1.0, 0.5, 1 / 255, 256 / 255, 2.0 ** 23, 2.0 ** 31 / 255,
+                         2.0 ** 31 / 2295, float(fi.max), -float(fi.max)], np.float64)
+    else:
+        m = float(fi.max)
+        pool = np.array([0.0, 1.0, -1.0, m, -m, m / 2, -m / 2, m / 4, -m / 4], np.float64)
+        pool = np.concatenate([pool, [np.inf, -np.inf, np.nan]])
+        if role == "pixels":
+            pool = np.concatenate([pool, [255.0, 254.5, 255.5]])
+    return rng.choice(pool, size=shape).astype(dtype)
+
+
+def _fill_random(rng, shape, dtype, role, special=False):
+    if dtype.kind in "ui":
+        lo, hi = _int_range(dtype, (-1000, 1000))
+        if special:
             raise ValueError(f"fill kind 'special' needs a float dtype, got {dtype}")
         return rng.integers(lo, hi + 1, size=shape).astype(dtype)
     if role == "weights":
@@ -198,13 +175,31 @@ def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "
         a = rng.uniform(0.0, 255.0, size=shape).astype(dtype)
     else:
         a = rng.standard_normal(size=shape).astype(dtype)
-    if kind == "special" and size:
+    size = _size(shape)
+    if special and size:
         flat = a.reshape(-1)
         n = max(1, size // 8)
         idx = rng.choice(size, size=n, replace=False)
         flat[idx] = rng.choice(np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dtype), size=n)
     return a
 
+
+#: fill kind -> ``generate(rng, shape, dtype, role)``
+_FILLS = {
+    "zero": lambda rng, shape, dtype, role: np.zeros(shape, dtype),
+    "one": lambda rng, shape, dtype, role: np.ones(shape, dtype),
+    "delta": _fill_delta, "ramp": _fill_ramp, "exact": _fill_exact, "extreme": _fill_extreme,
+    "random": _fill_random, "special": lambda rng, shape, dtype, role: _fill_random(rng, shape, dtype, role, True),
+    "onehot": _fill_onehot, "ties": _fill_ties, "sparse": _fill_sparse, "edge": _fill_edge,
+}
+
+
+def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "data") -> np.ndarray:
+    """Deterministic data for one input.  ``role`` is ``"weights"`` for filter/conv weights (signed,
+    small) and ``"data"`` otherwise.  See the module docstring for the kinds."""
+    if kind not in FILL_KINDS:
+        raise ValueError(f"fill kind {kind!r} not accepted; accepted: {FILL_KINDS}")
+    return _FILLS[kind](np.random.default_rng(seed), shape, np.dtype(dtype), role)
 
 
 # ----------------------------------------------------------------------------- problem

@@ -119,7 +119,7 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
         raise ValueError(f"{name}: 'backend_options' is a {type(doc['backend_options']).__name__}, expected a JSON object")
     if doc.get("tolerance") not in (None, "proven", "probabilistic"):
         raise ValueError(f"{name}: tolerance {doc['tolerance']!r}, expected 'proven' or 'probabilistic'")
-    from .problem import OPDEFS
+    from . import ops
     shapes = problem.input_shapes()
     if set(doc["inputs"]) != set(shapes):
         raise ValueError(f"{name}: inputs {sorted(doc['inputs'])}; the case line {case_desc!r} needs {sorted(shapes)}")
@@ -127,7 +127,7 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
         d = doc["inputs"][k]
         if not isinstance(d, dict) or not {"dtype", "shape", "b64"} <= set(d):
             raise ValueError(f"{name}: input {k!r} needs 'dtype', 'shape' and 'b64'")
-        want_dt = OPDEFS[problem.op].input_dtype(k, problem.dims)
+        want_dt = ops.get(problem.op).input_dtype(k, problem.dims)
         try:
             dt = np.dtype(d["dtype"])
         except TypeError:

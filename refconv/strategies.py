@@ -19,7 +19,7 @@ The strategies hunt edge cases on purpose:
   variant's ``constraint`` filters impossible combinations.
 
 Every drawn problem respects ``variant.supports`` intersected with the profile's size caps.
-What an op's problem is, and how one is drawn, is its record's (:class:`refconv.oprecord.OpRecord`:
+What an op's problem is, and how one is drawn, is its record's (:class:`refconv.specs.record.OpRecord`:
 ``draw`` with a :class:`Drawer`, else every dim then every option from its domain).
 """
 from __future__ import annotations
@@ -61,8 +61,7 @@ def domain(variant: Variant, key: str, profile: Profile | None = None):
             reject()
         return (fixed[key],)
     if isinstance(dom, Range):
-        cap = profile.cap(variant.op, key)
-        dom = dom.cap(cap if cap is not None else od.caps.get(profile.name, {}).get(key))
+        dom = dom.cap(profile.cap(variant.op, key))
         if not dom.bounded:
             raise ValueError(f"profile {profile.name!r} does not cap {variant.op} dim {key!r} and "
                              f"{variant.id} supports {dom!r}: add a cap for {key!r} to the profile or to the op "
@@ -279,7 +278,7 @@ def cases(variant: Variant, profile: Profile | str = "ci"):
 @st.composite
 def _cases(draw, variant: Variant, prof: Profile, budget: float | None, params_strategy=None):
     params = draw(params_strategy if params_strategy is not None else launch_params(variant, prof, budget))
-    shapes = prof.shapes.get(variant.op)
+    shapes = prof.configurations(variant.op)
     if shapes and draw(st.integers(0, 99)) < round(100 * prof.shape_weight):
         prof = dataclasses.replace(prof)         # a private copy: its id keys the fixed sizes
         _FIXED[id(prof)] = draw(st.sampled_from(shapes))

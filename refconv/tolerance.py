@@ -74,22 +74,30 @@ gradient; colour input first gets a 3-term gray interval; gray uint8 input is ex
 Modules
 -------
 This module is the API (:func:`acceptance`, :class:`Acceptance`, :class:`Verdict`, the modes).
-The accepted sets are :mod:`refconv.intervals`, the dot-product bound :mod:`refconv.dotbound`;
-each op's engine (what its spec computes, as dot products and monotone maps) is the ``accept``
-of its record, next to its spec in ``refconv/specs/<op>.py``.
+The accepted sets are :mod:`refconv.specs.intervals`, the dot-product bound
+:mod:`refconv.specs.dotbound`; each op's engine (what its spec computes, as dot products and
+monotone maps) is the ``accept`` of its record, next to its spec in ``specs/<op>.py``.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import ops
-from .dotbound import FALSE_ALARM, MODE, MODES, check_mode, default_mode, probabilistic_lambda
-from .intervals import FSet, exact_set, fmt_value
+from .specs.dotbound import FALSE_ALARM, MODE, MODES, check_mode, probabilistic_lambda
+from .specs.intervals import FSet, exact_set, fmt_value
 
 __all__ = ["acceptance", "exact", "Acceptance", "Verdict", "MODES", "default_mode", "check_mode",
            "probabilistic_lambda", "FALSE_ALARM"]
+
+
+def default_mode() -> str:
+    """The tolerance mode used when :func:`acceptance` gets none: ``REFCONV_TOLERANCE`` (set by
+    ``refconv check --tolerance`` and pytest ``--refconv-tolerance``), else ``"proven"``.  (The
+    core reads the environment; the dot-product engine in the specs only sees the mode set.)"""
+    return check_mode(os.environ.get("REFCONV_TOLERANCE") or "proven", "REFCONV_TOLERANCE")
 
 
 @dataclass

@@ -10,36 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from collections.abc import Sequence as _SequenceABC
-
 from . import ops as _ops
-
-
-class _OpNames(_SequenceABC):
-    """The names of the registered ops (:mod:`refconv.ops`), read when used: a tuple-like view,
-    so an op registered later (:func:`refconv.ops.register_op`) is accepted."""
-
-    def __getitem__(self, i):
-        return _ops.names()[i]
-
-    def __len__(self):
-        return len(_ops.names())
-
-    def __contains__(self, op):
-        return isinstance(op, str) and _ops.has(op)
-
-    def __eq__(self, other):
-        return tuple(self) == (tuple(other) if isinstance(other, (tuple, list, _OpNames)) else other)
-
-    def __hash__(self):
-        return hash(tuple(self))
-
-    def __repr__(self):
-        return repr(_ops.names())
-
-
-#: the op names (the built-in ones: filter2d, conv2d, sobel, matvec, kron)
-OPS = _OpNames()
+from .specs.record import Range  # noqa: F401  (refconv.variant.Range: the plugin API's name)
 
 #: The plugin API version.  2: ``run(problem, out, **params)`` writes into the ``out`` it is
 #: given (an array, or a :class:`refconv.sink.RowSink` for ``output="rows"``).  1 (deprecated,
@@ -66,45 +38,6 @@ class Param:
         elif self.default not in self.values:
             raise ValueError(
                 f"Param {self.name!r}: default {self.default!r} is not one of values {self.values!r}")
-
-
-@dataclass(frozen=True)
-class Range:
-    """An inclusive integer range ``lo..hi`` for a problem dimension a variant supports;
-    ``hi=None`` means unbounded above (``lo..``).
-
-    A variant's ``supports`` states what the kernel *implements*: a size is capped only where the
-    kernel truly has a limit (a compile-time array, an algorithm that needs ``h >= 3``).  Limits
-    that depend on the device (threads per block, shared / constant memory, grid dimensions,
-    device memory) belong in the variant's ``constraint``, and what is cheap to draw belongs in
-    the profile (:mod:`refconv.profiles`)."""
-
-    lo: int
-    hi: int | None = None
-
-    def __post_init__(self):
-        if not isinstance(self.lo, int) or (self.hi is not None and not isinstance(self.hi, int)):
-            raise TypeError(f"Range({self.lo!r}, {self.hi!r}): bounds must be int (hi may be None)")
-        if self.hi is not None and self.hi < self.lo:
-            raise ValueError(f"Range({self.lo}, {self.hi}): hi < lo")
-
-    def __contains__(self, x) -> bool:
-        return (isinstance(x, int) and not isinstance(x, bool) and self.lo <= x
-                and (self.hi is None or x <= self.hi))
-
-    @property
-    def bounded(self) -> bool:
-        return self.hi is not None
-
-    def cap(self, hi: int | None) -> "Range":
-        """This range with its upper end lowered to ``hi`` (never below ``lo``)."""
-        if hi is None:
-            return self
-        top = hi if self.hi is None else min(self.hi, hi)
-        return Range(self.lo, max(self.lo, top))
-
-    def __repr__(self):
-        return f"{self.lo}..{'' if self.hi is None else self.hi}"
 
 
 #: ``output`` values: how a variant delivers its result.  ``"array"``: ``run`` writes into the
@@ -163,8 +96,8 @@ class Variant:
     doc: str = ""
 
     def __post_init__(self):
-        if self.op not in OPS:
-            raise ValueError(f"Variant {self.name!r}: op {self.op!r} is not one of {tuple(OPS)}")
+        if not _ops.has(self.op):
+            raise ValueError(f"Variant {self.name!r}: op {self.op!r} not accepted; accepted: {_ops.names()}")
         if self.writes not in WRITES:
             raise ValueError(f"Variant {self.id}: writes={self.writes!r}, accepted: {WRITES}")
         if self.output not in OUTPUTS:
@@ -202,9 +135,7 @@ def supports_keys(op: str) -> tuple:
     """The keys a variant of ``op`` may name in ``supports``: the op's dims (``h``, ``dtype`` ...),
     its spec options (``boundary`` ...) and ``fill.<input>`` (the fill kinds drawn for an input)."""
     rec = _ops.get(op)
-    from .problem import OPDEFS
-    od = OPDEFS[op]
-    return (*od.dims, *od.options, *(f"fill.{n}" for n in rec.input_names))
+    return (*rec.dims, *rec.options, *(f"fill.{n}" for n in rec.input_names))
 
 
 def _run_api(run) -> int:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot
+from .peer import PeerCall, cuda_tensor, cudnn_conv2d
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import as_array, int_pair, integer
 
@@ -232,6 +232,59 @@ DIRECTED = (
              {"x": "ramp", "w": "exact", "bias": "exact"}, seed=4),
 )
 
+# ----------------------------------------------------------------------------- peers (refconv bench)
+
+def _conv_args(problem, tensor):
+    """``(x, w, kwargs)`` of ``torch.nn.functional.conv2d`` for the problem, arrays made by ``tensor``."""
+    kw = {k: problem.option(k) for k in ("stride", "padding", "dilation")}
+    kw["groups"] = problem.dims["groups"]
+    if "bias" in problem.inputs:
+        kw["bias"] = tensor(problem.inputs["bias"])
+    return tensor(problem.inputs["x"]), tensor(problem.inputs["w"]), kw
+
+
+def _cudnn(tf32: bool):
+    def prepare(problem):
+        x, w, kw = _conv_args(problem, cuda_tensor)
+        return cudnn_conv2d(x, w, tf32, **kw)
+    return prepare
+
+
+def _torch_cpu_conv2d(problem):
+    import torch
+    import torch.nn.functional as F
+    x, w, kw = _conv_args(problem, lambda a: torch.from_numpy(np.array(a)))
+    return lambda: F.conv2d(x, w, **kw)
+
+
+PEERS = (
+    PeerCall("cudnn_fp32", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 off)", "gpu", _cudnn(False),
+             runtime="torch"),
+    PeerCall("cudnn_tf32", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 on)", "gpu", _cudnn(True),
+             runtime="torch"),
+    PeerCall("torch_cpu_conv2d", "torch.nn.functional.conv2d on the CPU", "cpu", _torch_cpu_conv2d,
+             modules=("torch",)),
+)
+
+_SIZES = ("n", "c", "h", "w", "m", "r", "s", "stride", "padding", "dilation")
+#: the profiles' size caps (refconv.profiles)
+CAPS = {"ci": dict(zip(_SIZES, (2, 2, 20, 20, 4, 3, 3, 3, 2, 2))),
+        "dev": dict(zip(_SIZES, (2, 3, 40, 40, 6, 5, 5, 3, 2, 2))),
+        "thorough": dict(zip(_SIZES, (3, 8, 64, 64, 8, 5, 5, 3, 2, 2))),
+        "gpu": dict(zip(_SIZES, (2, 64, 40, 40, 64, 7, 7, 3, 3, 2)))}
+
+
+def _conv(n, h, r, m, c):  # seed 004's Config {N, H, R, M, C}: square H x H images, R x R filters
+    return {"n": n, "c": c, "h": h, "w": h, "m": m, "r": r, "s": r}
+
+
+#: the gpu profile's whole configurations: seed 004's T3-1x1 A/B/C, T4-3x3 A/B, T5-5x5 A, E1-E4
+GPU_SHAPES = (_conv(1, 7, 1, 256, 832), _conv(1, 14, 1, 1024, 256), _conv(1, 27, 1, 256, 64),
+              _conv(1, 4, 3, 384, 192), _conv(1, 13, 3, 384, 384), _conv(1, 7, 5, 128, 48),
+              _conv(1, 32, 3, 64, 64), _conv(1, 32, 3, 128, 128), _conv(1, 64, 3, 128, 128),
+              _conv(1, 64, 3, 256, 256))
+
+
 RECORD = OpRecord(
     name="conv2d",
     spec=conv2d,
@@ -255,6 +308,10 @@ RECORD = OpRecord(
                                   "groups": 1, "bias": 0}, _BENCH_OPTIONS, _BENCH_FILLS)},
     presets=_PRESETS,
     compile_dims={"h": 8, "w": 8, "c": 2, "r": 3, "s": 3, "m": 2, "n": 2},
+    caps=CAPS,
+    profile_shapes={"gpu": GPU_SHAPES},
+    peers=PEERS,
+    baseline=("cudnn_fp32", "torch_cpu_conv2d"),
     directed=DIRECTED,
     grid={"w": "x", "h": "y"},
     order=20,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot
-from refconv.intervals import FSet, ISet
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot
+from .intervals import FSet, ISet
+from .peer import PeerCall, cuda_tensor, cudnn_conv2d, planes
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import (FLOAT_DTYPES, INT_OUT_DTYPES, as_array, boolean, choice, dtype_arg,
                         integer)
@@ -210,16 +210,7 @@ def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, s
     kh, kw = a["weights"].shape
     oshape = img.shape[:-2] + out_hw(img.shape[-2], img.shape[-1], kh, kw, a["boundary"])
     if a["accumulator"] == "int":
-        acc = np.zeros(oshape, np.int32)
-        with np.errstate(all="ignore"):
-            for w, win in taps(a, np.float32):
-                v = acc.astype(np.float32)
-                v += w * win
-                acc = f32_to_int32_rz(v)
-        acc = acc.astype(np.int64) >> a["shift"]
-        if out.kind == "f":
-            return acc.astype(out)
-        return cast_to_int(acc, out, a["cast"])
+        return _int_accumulator(a, oshape)
     acc = np.zeros(oshape, work)
     with np.errstate(all="ignore"):
         for w, win in taps(a, work):
@@ -229,6 +220,23 @@ def filter2d(image, weights, *, boundary="zero", flip=False, accumulator=None, s
         if out.kind == "f":
             return acc.astype(out)
         return cast_to_int(round_values(acc, a["rounding"]), out, a["cast"])
+
+
+def _int_accumulator(a: dict, oshape: tuple) -> np.ndarray:
+    """``accumulator="int"`` (the paper's C): per tap ``acc = (int)((float)acc + w*(float)x)``
+    in float32, truncating and saturating (:func:`f32_to_int32_rz`); then ``acc >> shift``, then
+    the conversion to ``out_dtype`` (``cast`` for integers)."""
+    out = a["out_dtype"]
+    acc = np.zeros(oshape, np.int32)
+    with np.errstate(all="ignore"):
+        for w, win in taps(a, np.float32):
+            v = acc.astype(np.float32)
+            v += w * win
+            acc = f32_to_int32_rz(v)
+    acc = acc.astype(np.int64) >> a["shift"]
+    if out.kind == "f":
+        return acc.astype(out)
+    return cast_to_int(acc, out, a["cast"])
 
 
 # ----------------------------------------------------------------------------- acceptance
@@ -403,6 +411,65 @@ DIRECTED = (
              {"image": "random", "weights": "onehot"}, seed=7),
 )
 
+# ----------------------------------------------------------------------------- peers (refconv bench)
+
+def _cupy_correlate(problem):
+    import cupy as cp
+    import cupyx.scipy.ndimage as nd
+    ps = [cp.asarray(p) for p in planes(problem.inputs["image"])]
+    w = cp.asarray(problem.inputs["weights"])
+    return lambda: [nd.correlate(p, w, mode="constant") for p in ps]
+
+
+def _cudnn(tf32: bool):
+    """The image's planes as one float32 batch, a depthwise conv2d (one group per plane)."""
+    def prepare(problem):
+        img = problem.inputs["image"]
+        x = cuda_tensor(np.asarray(img, np.float32).reshape((1, -1) + img.shape[-2:]))
+        w = cuda_tensor(problem.inputs["weights"], np.float32)
+        w = w.reshape(1, 1, *w.shape).repeat(x.shape[1], 1, 1, 1)
+        return cudnn_conv2d(x, w, tf32, groups=x.shape[1])
+    return prepare
+
+
+def _cv2_filter2d(problem):
+    import cv2
+    ps = [np.ascontiguousarray(p) for p in planes(problem.inputs["image"])]
+    w = np.asarray(problem.inputs["weights"], np.float32)
+    return lambda: [cv2.filter2D(p, -1, w, borderType=cv2.BORDER_CONSTANT) for p in ps]
+
+
+def _scipy_correlate(problem):
+    import scipy.ndimage as nd
+    ps = planes(problem.inputs["image"])
+    w = np.asarray(problem.inputs["weights"])
+    return lambda: [nd.correlate(p, w, mode="constant") for p in ps]
+
+
+PEERS = (
+    PeerCall("cupy_correlate", "cupyx.scipy.ndimage.correlate", "gpu", _cupy_correlate, runtime="cupy"),
+    PeerCall("cudnn_fp32", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 off), float32 image", "gpu",
+             _cudnn(False), runtime="torch"),
+    PeerCall("cudnn_tf32", "torch.nn.functional.conv2d (cuDNN autotuned, TF32 on), float32 image", "gpu",
+             _cudnn(True), runtime="torch"),
+    PeerCall("cv2_filter2D", "cv2.filter2D", "cpu", _cv2_filter2d, modules=("cv2",)),
+    PeerCall("scipy_correlate", "scipy.ndimage.correlate", "cpu", _scipy_correlate, modules=("scipy.ndimage",)),
+)
+
+#: the profiles' size caps (refconv.profiles)
+CAPS = {"ci": {"c": 2, "h": 20, "w": 20, "kh": 10, "kw": 10},
+        "dev": {"c": 3, "h": 40, "w": 40, "kh": 10, "kw": 10},
+        "thorough": {"c": 3, "h": 64, "w": 64, "kh": 10, "kw": 10},
+        "gpu": {"c": 3, "h": 2048, "w": 2048, "kh": 9, "kw": 9}}
+
+#: the gpu profile's whole configurations: seed 000's 3072² 3x3; k·block·CF ± 1 around it; rows
+#: past 65535·by (gridDim.y) and columns past 65535
+GPU_SHAPES = ({"h": 3072, "w": 3072, "kh": 3, "kw": 3}, {"h": 3073, "w": 3071, "kh": 3, "kw": 3},
+              {"h": 4095, "w": 4097, "kh": 3, "kw": 3}, {"h": 131073, "w": 17, "kh": 3, "kw": 3},
+              {"h": 5, "w": 65537, "kh": 3, "kw": 3}, {"h": 1025, "w": 2047, "kh": 5, "kw": 5},
+              {"h": 777, "w": 1023, "kh": 7, "kw": 7})
+
+
 RECORD = OpRecord(
     name="filter2d",
     spec=filter2d,
@@ -432,6 +499,10 @@ RECORD = OpRecord(
                           source="seeds/000_4bc22224e0c2d458.txt Çizelge 3-5",
                           note="with the coarsening table (GM/CM/SM, CF 2-16, _Vec)"),),
     compile_dims={"h": 8, "w": 8, "kh": 3, "kw": 3, "c": 2},
+    caps=CAPS,
+    profile_shapes={"gpu": GPU_SHAPES},
+    peers=PEERS,
+    baseline=("cupy_correlate", "cv2_filter2D", "scipy_correlate"),
     directed=DIRECTED,
     grid={"w": "x", "h": "y"},
     order=10,

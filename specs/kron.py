@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .peer import PeerCall, cuda_tensor, out_fits_gpu
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import as_array, dtype_name, integer
 
@@ -126,6 +126,51 @@ DIRECTED = (
              {"a": "random", "b": "onehot"}, seed=7),
 )
 
+# ----------------------------------------------------------------------------- peers (refconv bench)
+
+def _torch_kron(problem):
+    import torch
+    a, b = problem.inputs["a"], problem.inputs["b"]
+    out_fits_gpu(a.size * b.size * a.itemsize)
+    ta, tb = cuda_tensor(a), cuda_tensor(b)
+    return lambda: torch.kron(ta, tb)
+
+
+def _cupy_kron(problem):
+    import cupy as cp
+    a, b = problem.inputs["a"], problem.inputs["b"]
+    out_fits_gpu(a.size * b.size * a.itemsize, cp.cuda.runtime.memGetInfo()[0])
+    ca, cb = cp.asarray(a), cp.asarray(b)
+    return lambda: cp.kron(ca, cb)
+
+
+def _numpy_kron(problem):
+    a, b = problem.inputs["a"], problem.inputs["b"]
+    return lambda: np.kron(a, b)
+
+
+PEERS = (
+    PeerCall("torch_kron", "torch.kron", "gpu", _torch_kron, runtime="torch"),
+    PeerCall("cupy_kron", "cupy.kron", "gpu", _cupy_kron, runtime="cupy"),
+    PeerCall("numpy_kron", "numpy.kron", "cpu", _numpy_kron),
+)
+
+#: the profiles' size caps (refconv.profiles)
+CAPS = {"ci": {"m": 4, "n": 2, "p": 6, "q": 6}, "dev": {"m": 6, "n": 2, "p": 10, "q": 10},
+        "thorough": {"m": 8, "n": 8, "p": 12, "q": 12}, "gpu": {"m": 64, "n": 64, "p": 64, "q": 64}}
+
+
+def _sq(n):
+    return {"m": n, "n": n, "p": n, "q": n}
+
+
+#: the gpu profile's whole configurations: seed 003's n = 100 ... 360 (216: more than 2**31
+#: elements; >= 250: only row-streamed variants fit the host); m*p past 65535*8 rows; n*q past
+#: 2**31 / 8
+GPU_SHAPES = (_sq(100), _sq(200), _sq(216), _sq(300), _sq(360),
+              {"m": 1025, "n": 1, "p": 513, "q": 3}, {"m": 3, "n": 257, "p": 2, "q": 257})
+
+
 RECORD = OpRecord(
     name="kron",
     spec=kron,
@@ -146,6 +191,10 @@ RECORD = OpRecord(
                           note=f"result {n * n}x{n * n}, {8 * n ** 4 / 1e9:.1f} GB")
                   for n in range(100, 361, 20)),
     compile_dims={"m": 2, "n": 2, "p": 3, "q": 3},
+    caps=CAPS,
+    profile_shapes={"gpu": GPU_SHAPES},
+    peers=PEERS,
+    baseline=("torch_kron", "cupy_kron", "numpy_kron"),
     directed=DIRECTED,
     grid={"n": "x", "m": "y"},
     order=50,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot
+from .peer import PeerCall, cuda_tensor
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import as_array
 
@@ -68,6 +68,34 @@ DIRECTED = (
              {"m": "ramp", "v": "exact"}, seed=3),
 )
 
+# ----------------------------------------------------------------------------- peers (refconv bench)
+
+def _cublas_mv(problem):
+    import torch
+    m, v = cuda_tensor(problem.inputs["m"]), cuda_tensor(problem.inputs["v"])
+    return lambda: torch.mv(m, v)
+
+
+def _numpy_matvec(problem):
+    m, v = problem.inputs["m"], problem.inputs["v"]
+    return lambda: m @ v
+
+
+PEERS = (
+    PeerCall("cublas_mv", "torch.mv (cuBLAS)", "gpu", _cublas_mv, runtime="torch"),
+    PeerCall("numpy_matvec", "numpy m @ v", "cpu", _numpy_matvec),
+)
+
+#: the profiles' size caps (refconv.profiles)
+CAPS = {"ci": {"rows": 40, "cols": 40}, "dev": {"rows": 120, "cols": 120},
+        "thorough": {"rows": 300, "cols": 300}, "gpu": {"rows": 16384, "cols": 16384}}
+
+#: the gpu profile's whole configurations: seed 002's N = 4096 and 16384; rows / columns past
+#: 65535; past 2**31 elements
+GPU_SHAPES = ({"rows": 4096, "cols": 4096}, {"rows": 16384, "cols": 16384}, {"rows": 16385, "cols": 16383},
+              {"rows": 65537, "cols": 33}, {"rows": 33, "cols": 65537}, {"rows": 65537, "cols": 32769})
+
+
 RECORD = OpRecord(
     name="matvec",
     spec=matvec,
@@ -82,6 +110,10 @@ RECORD = OpRecord(
     #: seed 002 (§5): float32 N x N matrix times vector
     presets=tuple(_square(n, name=f"matvec-{n}", source="seeds/002_bac98b268d2530e5.txt §5") for n in (4096, 16384)),
     compile_dims={"rows": 8, "cols": 8},
+    caps=CAPS,
+    profile_shapes={"gpu": GPU_SHAPES},
+    peers=PEERS,
+    baseline=("cublas_mv", "numpy_matvec"),
     directed=DIRECTED,
     grid={"rows": "x", "cols": "y"},
     order=40,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from refconv.dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
-from refconv.intervals import FSet, abs_interval
-from refconv.oprecord import BenchProblem, Directed, Input, OpRecord
-from refconv.variant import Range
+from .dotbound import dot, gamma, overflow_threshold, ref_type, unit_roundoff
+from .intervals import FSet, abs_interval
+from .peer import PeerCall, gray_f32
+from .record import BenchProblem, Directed, Input, OpRecord, Range
 
 from ._validate import FLOAT_DTYPES, INT_OUT_DTYPES, as_array, choice, dtype_arg
 from .filter2d import BOUNDARIES, CASTS, ROUNDINGS, cast_to_int, out_hw, pad_image, round_values
@@ -251,6 +251,51 @@ DIRECTED = (
              {"image": "delta"}, seed=3),
 )
 
+# ----------------------------------------------------------------------------- peers (refconv bench)
+
+def _cupy_sobel(problem):
+    import cupy as cp
+    import cupyx.scipy.ndimage as nd
+    g = cp.asarray(gray_f32(problem.inputs["image"]))
+    return lambda: cp.abs(nd.sobel(g, axis=1)) + cp.abs(nd.sobel(g, axis=0))
+
+
+def _cv2_sobel(problem):
+    import cv2
+    g = np.clip(gray_f32(problem.inputs["image"]), 0, 255).astype(np.uint8)
+
+    def call():
+        gx = cv2.convertScaleAbs(cv2.Sobel(g, cv2.CV_16S, 1, 0))
+        gy = cv2.convertScaleAbs(cv2.Sobel(g, cv2.CV_16S, 0, 1))
+        return cv2.add(gx, gy)
+    return call
+
+
+def _scipy_sobel(problem):
+    import scipy.ndimage as nd
+    g = gray_f32(problem.inputs["image"])
+    return lambda: np.abs(nd.sobel(g, axis=1)) + np.abs(nd.sobel(g, axis=0))
+
+
+PEERS = (
+    PeerCall("cupy_sobel", "cupyx.scipy.ndimage.sobel (x and y, |gx|+|gy|, of the gray image)", "gpu",
+             _cupy_sobel, runtime="cupy"),
+    PeerCall("cv2_Sobel", "cv2.Sobel (x and y, |gx|+|gy|, of the gray image)", "cpu", _cv2_sobel,
+             modules=("cv2",)),
+    PeerCall("scipy_sobel", "scipy.ndimage.sobel (x and y, |gx|+|gy|, of the gray image)", "cpu", _scipy_sobel,
+             modules=("scipy.ndimage",)),
+)
+
+#: the profiles' size caps (refconv.profiles)
+CAPS = {"ci": {"h": 20, "w": 20}, "dev": {"h": 40, "w": 40}, "thorough": {"h": 64, "w": 64},
+        "gpu": {"h": 2048, "w": 2048}}
+
+#: the gpu profile's whole configurations: seed 002's 4096 x 3072 Sobel, and the same boundaries
+#: as filter2d's
+GPU_SHAPES = ({"h": 3072, "w": 4096}, {"h": 4096, "w": 3072}, {"h": 3073, "w": 4095},
+              {"h": 131073, "w": 9}, {"h": 4, "w": 65537})
+
+
 RECORD = OpRecord(
     name="sobel",
     spec=sobel,
@@ -276,6 +321,10 @@ RECORD = OpRecord(
                           source="seeds/002_bac98b268d2530e5.txt 표 4-5",
                           note="methods I-IV: smem_if, smem_4copy, smem_linear, smem_rows2"),),
     compile_dims={"h": 8, "w": 8},
+    caps=CAPS,
+    profile_shapes={"gpu": GPU_SHAPES},
+    peers=PEERS,
+    baseline=("cupy_sobel", "cv2_Sobel", "scipy_sobel"),
     directed=DIRECTED,
     grid={"w": "x", "h": "y"},
     order=30,

@@ -46,9 +46,9 @@ def fits_memory(e, problem, out_bytes: int) -> str | None:
     """Why the problem's buffers (each input, and ``out_bytes`` of output / scratch) do not fit
     the device: one larger than ``max_mem_alloc_size``, or all together above 90% of
     ``global_mem_size`` (None if they fit)."""
-    from refconv.problem import OPDEFS
+    from refconv import ops
     d = e.device
-    od = OPDEFS[problem.op]
+    od = ops.get(problem.op)
     sizes = [int(np.prod(shape, dtype=np.int64)) * od.input_dtype(name, problem.dims).itemsize
              for name, shape in problem.input_shapes().items()] + [int(out_bytes)]
     big = max(sizes)

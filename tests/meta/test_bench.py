@@ -58,7 +58,7 @@ def test_bench_reports_kernel_time_from_intervals_roofline_from_the_copy_hook_an
     assert r["status"] == "ok" and r["timer"] == "device events"
     assert r["kernel_s"]["median"] == KERNEL_S and r["kernel_s"]["n"] == 3 and r["median_s"] == KERNEL_S
     assert r["e2e_s"]["n"] == 3 and r["e2e_s"]["median"] > 0
-    rows_, cols = bench.DIMS["small"]["matvec"]["rows"], bench.DIMS["small"]["matvec"]["cols"]
+    rows_, cols = (bench.bench_problem("matvec", "small").dims[k] for k in ("rows", "cols"))
     min_bytes = 4 * (rows_ * cols + cols + rows_)
     floor = min_bytes / (2 * COPY_BYTES / COPY_S)
     assert r["roofline_pct"] == pytest.approx(100 * floor / KERNEL_S, rel=1e-12)
@@ -317,7 +317,7 @@ def test_gpu_peers_hand_their_cached_memory_back_after_timing(tmp_path, monkeypa
         buffers.append(weakref.ref(t))
         return lambda: (t, timing.record(lambda: KERNEL_S))
     fake = peers.Peer("fake_gpu_mv", "matvec", "a fake GPU library", "gpu", prepare, lambda: None)
-    monkeypatch.setattr(peers, "PEERS", (fake,))
+    monkeypatch.setattr(peers, "all_peers", lambda: (fake,))
     monkeypatch.setattr(peers, "release", lambda: released.append([r() is not None for r in buffers]))
     _install(monkeypatch, Backend("relmeta", variants=lambda: [Variant("matvec", "relmeta", "right", _matvec_right)]))
     js = tmp_path / "b.json"

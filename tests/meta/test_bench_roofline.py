@@ -89,8 +89,8 @@ def test_an_absent_peer_is_listed_with_the_reason_and_gpu_peers_displace_cpu_one
     assert set(listed) == {"cublas_mv", "numpy_matvec"} and listed["numpy_matvec"] is None
     # pretend a GPU: under auto, the CPU peers are listed as skipped in favour of the GPU ones
     gpu = [p if p.device == "cpu" else peers.Peer(p.name, p.op, p.library, p.device, p.prepare, lambda: None)
-           for p in peers.PEERS]
-    monkeypatch.setattr(peers, "PEERS", tuple(gpu))
+           for p in peers.all_peers()]
+    monkeypatch.setattr(peers, "all_peers", lambda: tuple(gpu))
     auto = dict((p.name, why) for p, why in peers.for_op("matvec", "auto"))
     assert auto["cublas_mv"] is None and "a GPU peer runs instead" in auto["numpy_matvec"]
     assert peers.default_baseline("matvec", peers.for_op("matvec", "auto")) == "cublas_mv"
@@ -99,8 +99,8 @@ def test_an_absent_peer_is_listed_with_the_reason_and_gpu_peers_displace_cpu_one
 def test_without_a_gpu_the_baseline_is_a_cpu_peer_and_a_missing_library_says_so(monkeypatch):
     no = [p if p.device == "cpu" else peers.Peer(p.name, p.op, p.library, p.device, p.prepare,
                                                  lambda: "torch 0+cpu sees no CUDA device")
-          for p in peers.PEERS]
-    monkeypatch.setattr(peers, "PEERS", tuple(no))
+          for p in peers.all_peers()]
+    monkeypatch.setattr(peers, "all_peers", lambda: tuple(no))
     listed = peers.for_op("kron", "auto")
     assert dict((p.name, w) for p, w in listed)["torch_kron"] == "torch 0+cpu sees no CUDA device"
     assert peers.default_baseline("kron", listed) == "numpy_kron"
@@ -111,7 +111,7 @@ def test_without_a_gpu_the_baseline_is_a_cpu_peer_and_a_missing_library_says_so(
 
 def test_a_cpu_peer_records_one_interval_per_call():
     from refconv import timing
-    p = next(x for x in peers.PEERS if x.name == "numpy_kron")
+    p = next(x for x in peers.all_peers() if x.name == "numpy_kron")
     run = p.prepare(Problem.parse(SMALL[5]))
     with timing.collect() as iv:
         run()

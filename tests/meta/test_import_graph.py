@@ -8,7 +8,10 @@
 * the core (``refconv/*.py``) names no specific backend package (``refconv.backends.<name>``),
   at any level, function-local imports included: backends are found through their entry points;
 * only ``refconv/__main__.py`` imports the command line (``refconv.cli``): the session, the
-  console and the reports are modules of their own.
+  console and the reports are modules of their own;
+* the specs (``refconv.specs``) are the ground floor: they import no refconv module outside
+  ``refconv.specs``, at any level, and the op registry imports them at module level
+  (``tests/meta/test_spec_imports.py`` checks their other imports).
 """
 from __future__ import annotations
 
@@ -199,3 +202,12 @@ def test_the_tooling_modules_only_re_export_one_backend_tooling_module():
 def test_only_main_imports_the_command_line():
     g = import_graph(top_level_only=False)
     assert sorted(m for m, ts in g.items() if "refconv.cli" in ts) == ["refconv.__main__"]
+
+
+def test_the_specs_import_only_the_specs_and_the_registry_imports_them_statically():
+    g = import_graph(top_level_only=False)
+    specs = [m for m in MODULES if m == "refconv.specs" or m.startswith("refconv.specs.")]
+    assert "refconv.specs.record" in specs and "refconv.specs.record" in g["refconv.specs.filter2d"]
+    bad = {m: sorted(t for t in g[m] if not t.startswith("refconv.specs")) for m in specs}
+    assert {m: t for m, t in bad.items() if t} == {}
+    assert "refconv.specs" in import_graph()["refconv.ops"]

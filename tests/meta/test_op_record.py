@@ -1,25 +1,39 @@
-"""Adding an op is one record: a toy op defined entirely in this file (its spec, its record, its
-acceptance engine) is drawn, checked, sized and benchmarked by the unchanged core; and the
-built-in records read their defaults from their specs."""
+"""Adding an op is one spec module: a toy op defined entirely in one module's source below (its
+spec, its record with its acceptance engine, profile caps, GPU shapes and peers; NumPy and
+``refconv.specs`` its only imports) is drawn, checked, sized, benchmarked, timed against its peers
+and offered by ``--op`` by the unchanged core; and the built-in records read their defaults from
+their specs."""
+import importlib.util
 import inspect
+import sys
+import types
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 
 from refconv import ops, roofline
 from refconv.checking import check_example
-from refconv.dotbound import dot
-from refconv.intervals import exact_set
-from refconv.oprecord import BenchProblem, Input, OpRecord
 from refconv.problem import Problem
 from refconv.runner import check_variant
+from refconv.specs.peer import PeerCall
+from refconv.specs.record import Input, OpRecord, Range
 from refconv.strategies import cases, outside_support
 from refconv.tolerance import acceptance
-from refconv.variant import OPS, Backend, Param, Range, Variant
+from refconv.variant import Backend, Param, Variant
 
 
 # ----------------------------------------------------------------------------- the toy op, whole
+
+SCALE_SPEC = '''
+"""``scale``: a throw-away op, one spec module (what specs/<op>.py holds)."""
+import numpy as np
+
+from refconv.specs.dotbound import dot
+from refconv.specs.intervals import exact_set
+from refconv.specs.peer import PeerCall, cuda_tensor
+from refconv.specs.record import BenchProblem, Input, OpRecord, Range
+
 
 def scale(x, *, factor=3, offset=0, step=1):
     """``out[i] = x[i*step] * factor + offset`` for a 1-D int32 or float64 ``x`` (int32 wraps;
@@ -43,7 +57,17 @@ def _accept(inputs, o):
                x.shape, np.float64)[0]
 
 
-TOY = OpRecord(
+def _numpy_scale(problem):
+    x, f, o, s = problem.inputs["x"], problem.option("factor"), problem.option("offset"), problem.option("step")
+    return lambda: x[::s] * f + o
+
+
+def _torch_scale(problem):
+    x, f, o, s = cuda_tensor(problem.inputs["x"]), problem.option("factor"), problem.option("offset"), problem.option("step")
+    return lambda: x[::s] * f + o
+
+
+RECORD = OpRecord(
     name="scale",
     spec=scale,
     inputs=(Input("x"),),
@@ -55,9 +79,24 @@ TOY = OpRecord(
     accept=_accept,
     flops=lambda d, o, n_out: 2 * n_out,
     bench={"small": BenchProblem({"dtype": "float64", "length": 1000}, {"factor": 2}, {"x": "random.1"})},
-    caps={"ci": {"length": 24}},
+    caps={"ci": {"length": 24}, "gpu": {"length": 4096}},
+    profile_shapes={"gpu": ({"length": 65537}, {"length": 3})},
+    peers=(PeerCall("torch_scale", "torch x[::step] * factor + offset", "gpu", _torch_scale, runtime="torch"),
+           PeerCall("numpy_scale", "numpy x[::step] * factor + offset", "cpu", _numpy_scale)),
+    baseline=("torch_scale", "numpy_scale"),
     compile_dims={"length": 8},
 )
+'''
+
+
+def _module_from(source: str, name: str = "toy_scale_spec") -> types.ModuleType:
+    mod = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), mod.__dict__)
+    return mod
+
+
+TOY = _module_from(SCALE_SPEC).RECORD
+scale = TOY.spec
 
 
 def _right(problem, out, block=4):     # block: a launch parameter, it changes nothing here
@@ -96,19 +135,19 @@ def toy():
 
 
 def test_the_toy_op_is_an_op_once_registered_and_not_before():
-    assert "scale" not in OPS
+    assert "scale" not in ops.names() and not ops.has("scale")
     with pytest.raises(ValueError, match="scale"):
         Variant("scale", "toy", "right", run=_right)
     ops.register_op(TOY)
     try:
-        assert "scale" in OPS and ops.get("scale") is TOY
+        assert "scale" in ops.names() and ops.get("scale") is TOY
         assert Variant("scale", "toy", "right", run=_right).id == "scale/toy/right"
         with pytest.raises(ValueError, match="already registered"):
             ops.register_op(OpRecord(**{**{f: getattr(TOY, f) for f in ("name", "spec", "inputs", "dims",
                                                                           "shapes", "layout")}}))
     finally:
         ops.unregister_op("scale")
-    assert "scale" not in OPS
+    assert not ops.has("scale")
 
 
 def test_the_toy_record_reads_its_defaults_from_the_spec(toy):
@@ -187,6 +226,89 @@ def test_outside_support_applies_the_toy_record_rule(toy):
     assert outside_support(v, bad, {"block": 4}) == "step=3 > length=2"
 
 
+# ----------------------------------------------------------------------------- one spec module is enough
+
+def _load_spec_file(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture
+def scale_file(tmp_path):
+    """The toy op as a spec module file in a fresh directory, imported from there and registered."""
+    path = tmp_path / "scale.py"
+    path.write_text(SCALE_SPEC)
+    mod = _load_spec_file(path)
+    ops.register_op(mod.RECORD)
+    try:
+        yield path, mod
+    finally:
+        ops.unregister_op("scale")
+        sys.modules.pop(path.stem, None)
+
+
+def test_the_toy_spec_module_keeps_to_the_ground_floor(scale_file):
+    from meta.test_spec_imports import _outside_the_ground_floor
+    path, _ = scale_file
+    assert _outside_the_ground_floor(path) == []
+
+
+def test_the_profiles_take_the_toy_op_s_caps_and_gpu_shapes_from_its_module(scale_file):
+    from refconv.profiles import get_profile
+    from refconv.strategies import domain
+    _, mod = scale_file
+    v = Variant("scale", "toy", "right", run=_right)
+    assert get_profile("ci").cap("scale", "length") == 24 and domain(v, "length", get_profile("ci")) == Range(1, 24)
+    assert domain(v, "length", get_profile("gpu")) == Range(1, 4096)
+    assert get_profile("gpu").configurations("scale") == ({"length": 65537}, {"length": 3})
+    assert get_profile("ci").configurations("scale") == ()
+    found = find(cases(v, "gpu"), lambda pp: pp[0].dims["length"] == 65537,
+                 settings=settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck)))
+    assert found[0].op == "scale"
+
+
+def test_the_bench_times_the_toy_op_s_peers_and_picks_its_baseline(scale_file):
+    from refconv import peers, timing
+    listed = dict((p.name, why) for p, why in peers.for_op("scale", "all"))
+    assert set(listed) == {"torch_scale", "numpy_scale"} and listed["numpy_scale"] is None
+    assert "numpy_scale" in peers.names()
+    if listed["torch_scale"] is None:       # a GPU here: the GPU peer is the baseline
+        assert peers.default_baseline("scale", peers.for_op("scale", "all")) == "torch_scale"
+    else:
+        assert peers.default_baseline("scale", peers.for_op("scale", "all")) == "numpy_scale"
+    peer = next(p for p in peers.all_peers() if p.op == "scale" and p.name == "numpy_scale")
+    run = peer.prepare(Problem("scale", {"dtype": "float64", "length": 9}, {"step": 2}, {"x": "ramp.0"}))
+    with timing.collect() as iv:
+        run()
+    assert len(iv) == 1 and iv.seconds()[0] >= 0
+
+
+def test_the_command_line_offers_the_toy_op(scale_file):
+    from refconv import cli
+    sub = next(a for a in cli.build_parser()._actions if a.dest == "cmd")
+    op_help = next(a.help for a in sub.choices["check"]._actions if a.dest == "op")
+    assert "scale" in op_help and all(r.name in op_help for r in ops.records())
+
+
+def test_a_record_refuses_peers_it_cannot_use():
+    base = {f: getattr(TOY, f) for f in ("name", "spec", "inputs", "dims", "options", "shapes", "layout")}
+    cpu = PeerCall("np", "numpy", "cpu", lambda problem: (lambda: None))
+    with pytest.raises(ValueError, match=r"baseline \['cuda'\] not accepted; accepted: peer names \['np'\]"):
+        OpRecord(**base, peers=(cpu,), baseline=("cuda",))
+    with pytest.raises(ValueError, match="not distinct"):
+        OpRecord(**base, peers=(cpu, cpu))
+    with pytest.raises(TypeError, match="peers must be a tuple of PeerCall"):
+        OpRecord(**base, peers=("np",))
+    with pytest.raises(ValueError, match=r"profile_shapes\['gpu'\] .* names \['size'\]"):
+        OpRecord(**base, profile_shapes={"gpu": ({"size": 3},)})
+    with pytest.raises(ValueError, match="a GPU peer's runtime is None; accepted"):
+        PeerCall("t", "torch", "gpu", cpu.prepare)
+    with pytest.raises(ValueError, match="device 'tpu' not accepted"):
+        PeerCall("t", "torch", "tpu", cpu.prepare)
+
+
 # ----------------------------------------------------------------------------- the built-in records
 
 BUILTIN = ("filter2d", "conv2d", "sobel", "matvec", "kron")
@@ -255,6 +377,25 @@ def test_the_record_output_layout_is_the_spec_s_on_drawn_problems(op):
         seen.append(problem)
     t()
     assert len(seen) >= 10
+
+
+@pytest.mark.parametrize("op", BUILTIN)
+def test_each_available_peer_of_a_record_times_the_record_s_small_bench_problem(op):
+    # the peers are declared in the spec modules: a helper shadowed there, or an input the
+    # declaration misnames, fails here (on the CPU; the GPU peers where a GPU is)
+    from refconv import bench, peers, timing
+    listed = peers.for_op(op, "all")
+    assert [p.name for p, _ in listed] == [c.name for c in ops.get(op).peers] and listed
+    problem = bench.bench_problem(op, "small")
+    ran = 0
+    for peer, why in listed:
+        if why is None:
+            run = peer.prepare(problem)
+            with timing.collect() as iv:
+                run()
+            assert len(iv) == 1 and iv.seconds()[0] >= 0, peer.name
+            ran += 1
+    assert ran >= 1 or all(why for _, why in listed)
 
 
 def _named(problem):

@@ -33,10 +33,12 @@ def test_range_without_upper_bound_admits_seed_scale_sizes():
 
 def test_a_profile_without_a_cap_for_an_unbounded_size_is_named():
     v = Variant("matvec", "t", "x", run=lambda problem, out: None)
-    prof = dataclasses.replace(get_profile("ci"), caps={})
+    prof = dataclasses.replace(get_profile("ci"), name="mine")      # no op record caps a profile "mine"
     with pytest.raises(ValueError, match="does not cap matvec dim 'rows'"):
         domain(v, "rows", prof)
     assert domain(v, "rows", get_profile("ci")) == Range(1, 40)
+    assert domain(v, "rows", dataclasses.replace(prof, caps={"rows": 7})) == Range(1, 7)
+    assert domain(v, "rows", dataclasses.replace(get_profile("ci"), caps={"matvec.rows": 9, "rows": 7})) == Range(1, 9)
 
 
 def test_thorough_draws_the_former_toy_ranges_and_ci_stays_within_them():
