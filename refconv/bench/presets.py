@@ -24,8 +24,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-from . import ops
-from .problem import Problem
+from .. import ops
+from ..problem import Problem
 
 
 @dataclass(frozen=True)
