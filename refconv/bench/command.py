@@ -3,7 +3,7 @@ end-to-end time, the peers (library calls) measured in the same run, and the mem
 
 The method (see docs/performance.md):
 
-* Problems: ``--preset NAME`` (the seed studies' sizes, :mod:`refconv.presets`), or one small
+* Problems: ``--preset NAME`` (the seed studies' sizes, :mod:`refconv.bench.presets`), or one small
   problem per op (``--scale small``, default; fits the simulators) or ``--scale paper``.
 * Each variant first runs once untimed, and that result is checked against the spec like any
   example (a variant that fails is reported, not timed); this run also compiles the kernels and
@@ -21,7 +21,7 @@ The method (see docs/performance.md):
 * Peers (:mod:`refconv.peers`) are prepared (inputs moved, not timed), warmed up once and timed
   the same way.  ``--baseline`` picks the row the speed-up column divides: a peer name (per op),
   a variant id, ``spec``, or ``auto`` (a sensible peer per op).
-* Roofline (:mod:`refconv.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
+* Roofline (:mod:`refconv.bench.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
   of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
 * The JSON and Markdown are rewritten after every problem (a run stopped by a time limit keeps
