@@ -6,8 +6,9 @@ docs/performance.md):
 
 * :mod:`~refconv.bench.options`: the typed options (:class:`BenchOptions`, :class:`ReportOptions`,
   :class:`RowOptions`), built once by the command line; :mod:`~refconv.bench.args`: their argparse;
-* :mod:`~refconv.bench.command`: the problems, the rows of each, speed-ups, the reports
-  (:func:`cmd_bench`, :func:`cmd_bench_report`);
+* :mod:`~refconv.bench.command`: the problems to run, the rows of each, speed-ups, the reports
+  (:func:`cmd_bench`, :func:`cmd_bench_report`); :mod:`~refconv.bench.problems`: the ``--scale``
+  problems and the host memory a row's check needs;
 * :mod:`~refconv.bench.row`: one row (:class:`Row`) and its JSON;
 * :mod:`~refconv.bench.rows`: computing one row (check, then time), the statistics, the copy bandwidth;
 * :mod:`~refconv.bench.worker`: where rows are computed (a worker process under ``--timeout``);

@@ -7,7 +7,7 @@ goes to the session.
 """
 from __future__ import annotations
 
-from .command import SIZES
+from .problems import SIZES
 from .options import COPY_BYTES, DEFAULT_TIMEOUT, FLUSH_BYTES
 
 

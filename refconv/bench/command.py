@@ -32,92 +32,17 @@ The method (see docs/performance.md):
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-
-from .. import ops
 from .. import peers as peers_mod
 from ..console import console
-from ..problem import Problem
 from ..session import Session
-from . import presets, roofline
+from . import presets, problems, roofline
 from . import report as bench_report
 from .options import BenchOptions, ReportOptions
 from .row import Row
 from .rows import backend_hooks
 from .worker import RowTask, Rows, WorkerRows
-
-class _ScaleView(Mapping):
-    """scale -> op -> one view of the op records' ``bench`` problems (read when used)."""
-
-    def __init__(self, item):
-        self._item = item
-
-    def _table(self) -> dict:
-        out: dict = {}
-        for rec in ops.records():
-            for scale, bp in rec.bench.items():
-                out.setdefault(scale, {})[rec.name] = self._item(bp)
-        return out
-
-    def __getitem__(self, scale):
-        return self._table()[scale]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self):
-        return len(self._table())
-
-
-#: per ``--scale`` and op: the dims (the op record's ``bench[scale].dims``)
-DIMS: Mapping[str, dict] = _ScaleView(lambda bp: dict(bp.dims))
-#: per ``--scale`` and op: ``(dims, options, fills)`` (the op record's ``bench[scale]``)
-SIZES: Mapping[str, dict] = _ScaleView(lambda bp: (dict(bp.dims), dict(bp.options), dict(bp.fills)))
-
-
-def bench_problem(op: str, scale: str) -> Problem:
-    if scale not in SIZES:
-        raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
-    sizes = SIZES[scale]
-    if op not in sizes:
-        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
-    d, o, f = sizes[op]
-    return Problem(op, dict(d), dict(o), dict(f))
-
-
-#: host memory for the row blocks of a row-checked op (the checker's spec rows, the variant's
-#: staging, comparison temporaries), whatever the size of the result
-ROW_CHECK_BYTES = 1 << 30
-
-
-def host_bytes_needed(problem: Problem, work: roofline.Work, variant=None) -> int:
-    """Host memory the check of one variant needs, about.  Ops checked as a whole: four times
-    inputs plus output (spec result, poisoned buffer, the variant's host copy, comparison
-    temporaries).  Ops the checker checks by row blocks (their record has ``rows``, e.g. kron):
-    no whole spec result; the variant's poisoned host output (``output="array"``; none for
-    ``output="rows"``, whose sink discards the checked blocks) plus the inputs and
-    :data:`ROW_CHECK_BYTES` of blocks."""
-    if problem.record.rows is None:
-        return 4 * work.bytes
-    shape, dtype = problem.record.output_layout(problem.dims, problem.options)
-    out_bytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    in_bytes = max(work.bytes - out_bytes, 0)
-    held = 0 if variant is not None and variant.output == "rows" else out_bytes
-    return held + in_bytes + ROW_CHECK_BYTES
-
-
-def available_host_bytes() -> int | None:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
 
 
 def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None, big=False):
@@ -126,11 +51,11 @@ def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None,
     :class:`refconv.bench.worker.WorkerRows` or :class:`~refconv.bench.worker.Rows`); the
     problem's :class:`roofline.Work`; and the peers listed for it (``(Peer, why)``)."""
     work = roofline.work(problem)
-    host_have = available_host_bytes()
+    host_have = problems.available_host_bytes()
     desc = problem.descriptor()
 
     def too_big(variant=None):
-        need = host_bytes_needed(problem, work, variant)
+        need = problems.host_bytes_needed(problem, work, variant)
         if host_have is not None and need > host_have:
             return (f"checking needs about {need / 1e9:.0f} GB of host memory, "
                     f"{host_have / 1e9:.0f} GB available")
@@ -224,16 +149,16 @@ def _problems(opts: BenchOptions, chosen, variants) -> list[tuple]:
     ``--scale``."""
     ops_ = {v.op for v in variants}
     if chosen is None:
-        return [(f"{op}-{opts.scale}", bench_problem(op, opts.scale), None, opts.scale != "small")
+        return [(f"{op}-{opts.scale}", problems.bench_problem(op, opts.scale), None, opts.scale != "small")
                 for op in sorted(ops_)]
     for p in chosen:
         if p.op not in ops_:
             console.print(f"[yellow]note:[/] preset {p.name} left out: no selected variant is a {p.op}")
-    problems = [(p.name, p.problem(), p.only, True) for p in chosen if p.op in ops_]
-    if not problems:
+    found = [(p.name, p.problem(), p.only, True) for p in chosen if p.op in ops_]
+    if not found:
         raise ValueError(f"--preset {','.join(opts.preset)}: no selected variant has the op of "
                          f"{', '.join(p.name for p in chosen)} (ops selected: {', '.join(sorted(ops_))})")
-    return problems
+    return found
 
 
 def _result(name, problem, work, baseline, rows: list[Row]) -> dict:
@@ -254,7 +179,7 @@ def cmd_bench(opts: BenchOptions, session: Session) -> int:
     bopts = session.configure()
     variants = session.variants()
     _check_baseline(opts.baseline, variants)
-    problems = _problems(opts, chosen, variants)
+    todo = _problems(opts, chosen, variants)
     backends = sorted({v.backend for v in variants})
     notes = bench_report.device_notes(backends, backend_hooks)
     for n in notes:
@@ -263,7 +188,7 @@ def cmd_bench(opts: BenchOptions, session: Session) -> int:
                WorkerRows(bopts, opts.rows(), opts.timeout, backends, opts.peers))
     results, report = [], None
     try:
-        for name, problem, only, big in problems:
+        for name, problem, only, big in todo:
             vs = [v for v in variants if v.op == problem.op]
             rows, work, listed = run_problem(name, problem, vs, opts, rows_of, only, big)
             base = _baseline_for(problem.op, rows, opts.baseline, listed)

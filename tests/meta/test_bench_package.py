@@ -14,7 +14,7 @@ def _trees():
 
 
 def test_the_package_has_its_modules():
-    assert {p.stem for p, _ in _trees()} >= {"options", "args", "command", "row", "rows", "worker", "report"}
+    assert {p.stem for p, _ in _trees()} >= {"options", "args", "command", "problems", "row", "rows", "worker", "report"}
 
 
 def test_no_function_of_the_bench_is_longer_than_80_lines():

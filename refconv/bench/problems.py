@@ -1,0 +1,87 @@
+"""The problems ``refconv bench`` runs without ``--preset`` (one per op and ``--scale``, from the op
+records' ``bench`` problems) and the host memory the check of one row needs on a problem
+(:func:`host_bytes_needed`, against :func:`available_host_bytes`: a row that would not fit is
+skipped with both numbers instead of exhausting the host)."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .. import ops
+from ..problem import Problem
+from . import roofline
+
+
+class _ScaleView(Mapping):
+    """scale -> op -> one view of the op records' ``bench`` problems (read when used)."""
+
+    def __init__(self, item):
+        self._item = item
+
+    def _table(self) -> dict:
+        out: dict = {}
+        for rec in ops.records():
+            for scale, bp in rec.bench.items():
+                out.setdefault(scale, {})[rec.name] = self._item(bp)
+        return out
+
+    def __getitem__(self, scale):
+        return self._table()[scale]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self):
+        return len(self._table())
+
+
+#: per ``--scale`` and op: the dims (the op record's ``bench[scale].dims``)
+DIMS: Mapping[str, dict] = _ScaleView(lambda bp: dict(bp.dims))
+#: per ``--scale`` and op: ``(dims, options, fills)`` (the op record's ``bench[scale]``)
+SIZES: Mapping[str, dict] = _ScaleView(lambda bp: (dict(bp.dims), dict(bp.options), dict(bp.fills)))
+
+
+def bench_problem(op: str, scale: str) -> Problem:
+    """The op record's ``bench[scale]`` problem of ``op`` (``--scale``); ``ValueError`` naming the
+    scale or op and the accepted ones."""
+    if scale not in SIZES:
+        raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
+    sizes = SIZES[scale]
+    if op not in sizes:
+        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
+    d, o, f = sizes[op]
+    return Problem(op, dict(d), dict(o), dict(f))
+
+
+#: host memory for the row blocks of a row-checked op (the checker's spec rows, the variant's
+#: staging, comparison temporaries), whatever the size of the result
+ROW_CHECK_BYTES = 1 << 30
+
+
+def host_bytes_needed(problem: Problem, work: roofline.Work, variant=None) -> int:
+    """Host memory the check of one variant needs, about.  Ops checked as a whole: four times
+    inputs plus output (spec result, poisoned buffer, the variant's host copy, comparison
+    temporaries).  Ops the checker checks by row blocks (their record has ``rows``, e.g. kron):
+    no whole spec result; the variant's poisoned host output (``output="array"``; none for
+    ``output="rows"``, whose sink discards the checked blocks) plus the inputs and
+    :data:`ROW_CHECK_BYTES` of blocks."""
+    if problem.record.rows is None:
+        return 4 * work.bytes
+    shape, dtype = problem.record.output_layout(problem.dims, problem.options)
+    out_bytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    in_bytes = max(work.bytes - out_bytes, 0)
+    held = 0 if variant is not None and variant.output == "rows" else out_bytes
+    return held + in_bytes + ROW_CHECK_BYTES
+
+
+def available_host_bytes() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes, None where it cannot be read."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
