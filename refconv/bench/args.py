@@ -7,7 +7,7 @@ goes to the session.
 """
 from __future__ import annotations
 
-from .problems import SIZES
+from .problems import scales
 from .options import COPY_BYTES, DEFAULT_TIMEOUT, FLUSH_BYTES
 
 
@@ -20,7 +20,7 @@ def add_parser(sub, filters):
                    help="a seed study's problem by name (glob, comma list, or 'all'; repeatable); "
                         "see --list-presets")
     p.add_argument("--list-presets", action="store_true", help="list the presets and exit")
-    p.add_argument("--scale", default="small", choices=list(SIZES),
+    p.add_argument("--scale", default="small", choices=list(scales()),
                    help="without --preset: one problem per op, small (default; fits the simulators) or paper")
     p.add_argument("--repeat", type=int, default=30, help="timed runs per row, after the warm-up (default 30)")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS",

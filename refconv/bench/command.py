@@ -9,7 +9,7 @@ The method (see docs/performance.md):
   example (a variant that fails is reported, not timed); this run also compiles the kernels and
   warms the caches, so compile time stays out of the timings.
 * Then ``--repeat`` timed runs.  In each, the backend records a device interval around each of
-  its launches (:mod:`refconv.timing`: CUDA events, OpenCL profiling events), after overwriting
+  its launches (:mod:`refconv.timing`: the device's events), after overwriting
   ``--flush-bytes`` of device memory (cold L2; the device busy while the host issues the launch);
   the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around
   the whole ``Variant.run`` (transfers, allocation, launch overhead included), from separate
@@ -26,7 +26,7 @@ The method (see docs/performance.md):
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
 * The JSON and Markdown are rewritten after every problem (a run stopped by a time limit keeps
   what it finished); ``refconv bench-report`` merges the reports of runs that split the problems.
-* Rows whose device is simulated (the CUDA simulator, Oclgrind) are checked, timed once and
+* Rows whose device is simulated (``Target.simulated``) are checked, timed once and
   labelled: their times mean nothing.  A preset or ``--scale paper`` (GPU sizes) skips them,
   saying what it needs.
 """
@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .. import peers as peers_mod
 from ..console import console
+from ..errors import UsageError
 from ..session import Session
 from . import presets, problems, roofline
 from . import report as bench_report
@@ -118,7 +119,7 @@ def cmd_bench_report(opts: ReportOptions) -> int:
 def _check_baseline(baseline: str, variants) -> None:
     accepted = {"auto", "spec"} | set(peers_mod.names()) | {v.id for v in variants}
     if baseline not in accepted:
-        raise ValueError(f"--baseline {baseline!r} is not accepted; accepted: 'auto', 'spec', a peer "
+        raise UsageError(f"--baseline {baseline!r} is not accepted; accepted: 'auto', 'spec', a peer "
                          f"({', '.join(peers_mod.names())}) or one of the selected variants "
                          f"({', '.join(v.id for v in variants)})")
 
@@ -156,7 +157,7 @@ def _problems(opts: BenchOptions, chosen, variants) -> list[tuple]:
             console.print(f"[yellow]note:[/] preset {p.name} left out: no selected variant is a {p.op}")
     found = [(p.name, p.problem(), p.only, True) for p in chosen if p.op in ops_]
     if not found:
-        raise ValueError(f"--preset {','.join(opts.preset)}: no selected variant has the op of "
+        raise UsageError(f"--preset {','.join(opts.preset)}: no selected variant has the op of "
                          f"{', '.join(p.name for p in chosen)} (ops selected: {', '.join(sorted(ops_))})")
     return found
 

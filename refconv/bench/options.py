@@ -2,13 +2,15 @@
 
 The command line builds one :class:`BenchOptions` (or :class:`ReportOptions`) from its parsed
 arguments, and nothing else of the command line reaches the bench: the field names are the
-options' names (``--flush-bytes`` -> ``flush_bytes``).  A value out of range raises ``ValueError``
-naming the option, what was given and what is accepted, before anything runs.  The rows get the
+options' names (``--flush-bytes`` -> ``flush_bytes``).  A value out of range raises
+:class:`~refconv.errors.UsageError` naming the option, what was given and what is accepted, before anything runs.  The rows get the
 part they need as a :class:`RowOptions`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ..errors import UsageError
 
 #: seconds one row may take by default: a paper-size Kronecker row (kron-360 streamed: checking 134
 #: GB of result by row blocks on the host, then timing) fits
@@ -54,15 +56,15 @@ class BenchOptions:
     def __post_init__(self):
         object.__setattr__(self, "preset", tuple(self.preset or ()))
         if self.repeat < 1:
-            raise ValueError(f"--repeat must be >= 1, got {self.repeat}")
+            raise UsageError(f"--repeat must be >= 1, got {self.repeat}")
         if self.budget is not None and not self.budget > 0:
-            raise ValueError(f"--budget must be a number of seconds > 0, got {self.budget}")
+            raise UsageError(f"--budget must be a number of seconds > 0, got {self.budget}")
         if self.copy_bytes < 1:
-            raise ValueError(f"--copy-bytes must be >= 1, got {self.copy_bytes}")
+            raise UsageError(f"--copy-bytes must be >= 1, got {self.copy_bytes}")
         if self.flush_bytes < 0:
-            raise ValueError(f"--flush-bytes must be >= 0 (0: no flush), got {self.flush_bytes}")
+            raise UsageError(f"--flush-bytes must be >= 0 (0: no flush), got {self.flush_bytes}")
         if not self.timeout >= 0:
-            raise ValueError(f"--timeout must be a number of seconds >= 0 (0: rows in this process, no limit), "
+            raise UsageError(f"--timeout must be a number of seconds >= 0 (0: rows in this process, no limit), "
                              f"got {self.timeout}")
 
     def rows(self) -> RowOptions:
@@ -82,4 +84,4 @@ class ReportOptions:
     def __post_init__(self):
         object.__setattr__(self, "reports", tuple(self.reports))
         if not self.reports:
-            raise ValueError("bench-report: no reports given; accepted: one or more JSON files of refconv bench --json")
+            raise UsageError("bench-report: no reports given; accepted: one or more JSON files of refconv bench --json")

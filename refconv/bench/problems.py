@@ -4,54 +4,29 @@ records' ``bench`` problems) and the host memory the check of one row needs on a
 skipped with both numbers instead of exhausting the host)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from .. import ops
+from ..errors import UsageError
 from ..problem import Problem
 from . import roofline
 
 
-class _ScaleView(Mapping):
-    """scale -> op -> one view of the op records' ``bench`` problems (read when used)."""
-
-    def __init__(self, item):
-        self._item = item
-
-    def _table(self) -> dict:
-        out: dict = {}
-        for rec in ops.records():
-            for scale, bp in rec.bench.items():
-                out.setdefault(scale, {})[rec.name] = self._item(bp)
-        return out
-
-    def __getitem__(self, scale):
-        return self._table()[scale]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self):
-        return len(self._table())
-
-
-#: per ``--scale`` and op: the dims (the op record's ``bench[scale].dims``)
-DIMS: Mapping[str, dict] = _ScaleView(lambda bp: dict(bp.dims))
-#: per ``--scale`` and op: ``(dims, options, fills)`` (the op record's ``bench[scale]``)
-SIZES: Mapping[str, dict] = _ScaleView(lambda bp: (dict(bp.dims), dict(bp.options), dict(bp.fills)))
+def scales() -> tuple:
+    """The ``--scale`` names: those of the op records' ``bench`` problems, in order of first use."""
+    return tuple(dict.fromkeys(scale for rec in ops.records() for scale in rec.bench))
 
 
 def bench_problem(op: str, scale: str) -> Problem:
-    """The op record's ``bench[scale]`` problem of ``op`` (``--scale``); ``ValueError`` naming the
+    """The op record's ``bench[scale]`` problem of ``op`` (``--scale``); ``UsageError`` naming the
     scale or op and the accepted ones."""
-    if scale not in SIZES:
-        raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
-    sizes = SIZES[scale]
-    if op not in sizes:
-        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
-    d, o, f = sizes[op]
-    return Problem(op, dict(d), dict(o), dict(f))
+    if scale not in scales():
+        raise UsageError(f"--scale {scale!r} not accepted; accepted: {', '.join(scales())}")
+    bp = ops.get(op).bench.get(scale)
+    if bp is None:
+        with_one = [r.name for r in ops.records() if scale in r.bench]
+        raise UsageError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(with_one)}")
+    return Problem(op, dict(bp.dims), dict(bp.options), dict(bp.fills))
 
 
 #: host memory for the row blocks of a row-checked op (the checker's spec rows, the variant's

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from .. import jsonfile
+from ..errors import UsageError
 from .row import Row
 
 STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
@@ -204,17 +205,17 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
     baseline row, twins and coarsening from the merged rows; each row keeps the roofline of its
     own run (its run's copy bandwidth)."""
     if not reports:
-        raise ValueError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
+        raise UsageError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
     for i, rep in enumerate(reports):
         if not isinstance(rep, dict) or not isinstance(rep.get("problems"), list):
             where = sources[i] if sources else f"report {i}"
-            raise ValueError(f"{where}: not a refconv bench --json report (no 'problems' list)")
+            raise UsageError(f"{where}: not a refconv bench --json report (no 'problems' list)")
     problems: dict = {}
     for i, rep in enumerate(reports):
         for res in rep["problems"]:
             got = problems.setdefault(res["name"], {**{k: v for k, v in res.items() if k != "rows"}, "rows": {}})
             for d in res["rows"]:
-                r = Row.from_json(d, res.get("op"))
+                r = _row_of(d, res, sources[i] if sources else f"report {i}")
                 have = got["rows"].get(r.id)
                 if have is None or (not have.median_s and r.median_s):
                     r.run = i
@@ -236,6 +237,14 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
                              "repeat": rep.get("repeat"), "budget": rep.get("budget"),
                              "flush_bytes": rep.get("flush_bytes")} for i, rep in enumerate(reports)],
             "problems": results, "rows": flat_rows(results)}
+
+
+def _row_of(d, res: dict, where: str) -> Row:
+    """The stored row ``d`` of problem ``res`` of the report ``where``, as a :class:`Row`."""
+    try:
+        return Row.from_json(d, res.get("op"))
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"{where}: problem {res.get('name')!r}: {e}") from None
 
 
 def _md_cell(x) -> str:

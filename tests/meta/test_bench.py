@@ -12,7 +12,7 @@ import pytest
 from helpers import refconv_cli
 from refconv import Backend, Range, Variant, cli, peers, registry, specs, timing
 from refconv.bench import ReportOptions, Row, cmd_bench_report, presets
-from refconv.bench import problems
+from refconv.bench import problems as bench
 from refconv.timing import BenchHooks
 
 KERNEL_S, COPY_S, COPY_BYTES = 0.002, 0.001, 1000
@@ -59,7 +59,7 @@ def test_bench_reports_kernel_time_from_intervals_roofline_from_the_copy_hook_an
     assert r["status"] == "ok" and r["timer"] == "device events"
     assert r["kernel_s"]["median"] == KERNEL_S and r["kernel_s"]["n"] == 3 and r["median_s"] == KERNEL_S
     assert r["e2e_s"]["n"] == 3 and r["e2e_s"]["median"] > 0
-    rows_, cols = problems.DIMS["small"]["matvec"]["rows"], problems.DIMS["small"]["matvec"]["cols"]
+    rows_, cols = (bench.bench_problem("matvec", "small").dims[k] for k in ("rows", "cols"))
     min_bytes = 4 * (rows_ * cols + cols + rows_)
     floor = min_bytes / (2 * COPY_BYTES / COPY_S)
     assert r["roofline_pct"] == pytest.approx(100 * floor / KERNEL_S, rel=1e-12)
@@ -144,10 +144,10 @@ def test_a_preset_runs_only_the_variants_it_names_and_skips_what_the_host_cannot
     rows = _rows(tmp_path / "k.json")
     assert rows["kron/kmeta/streamed"]["status"] == "ok" and rows["kron/kmeta/streamed"]["timer"] == "host clock"
     assert rows["kron/kmeta/other"]["status"] == "skipped: this preset runs only variants named 'streamed'"
-    monkeypatch.setattr(problems, "available_host_bytes", lambda: 1000)
+    monkeypatch.setattr(bench, "available_host_bytes", lambda: 1000)
     assert cli.main(["bench", "--timeout", "0", "--backend", "kmeta", "--preset", "kron-tiny", "--repeat", "1", "--peers", "all",
                      "--json", str(tmp_path / "m.json")]) == 0
-    need = 8 * (9 + 9 + 81) + problems.ROW_CHECK_BYTES   # kron is checked by rows: its output, inputs, blocks
+    need = 8 * (9 + 9 + 81) + bench.ROW_CHECK_BYTES   # kron is checked by rows: its output, inputs, blocks
     rows = _rows(tmp_path / "m.json")
     assert rows["kron/kmeta/streamed"]["status"] == (f"skipped: checking needs about {need / 1e9:.0f} GB of host "
                                                      f"memory, {1000 / 1e9:.0f} GB available")
@@ -255,8 +255,8 @@ def test_a_streaming_variant_needs_no_host_memory_for_the_result_it_streams(tmp_
     _kron_tiny(monkeypatch, [Variant("kron", "kbig", "array", _kron_array),
                              Variant("kron", "kbig", "rows", _kron_rows, output="rows")])
     out_bytes, in_bytes = 8 * 6 * 6, 8 * (6 + 6)
-    have = problems.ROW_CHECK_BYTES + in_bytes + out_bytes // 2   # room for the blocks, not for the result
-    monkeypatch.setattr(problems, "available_host_bytes", lambda: have)
+    have = bench.ROW_CHECK_BYTES + in_bytes + out_bytes // 2   # room for the blocks, not for the result
+    monkeypatch.setattr(bench, "available_host_bytes", lambda: have)
     assert cli.main(["bench", "--timeout", "0", "--backend", "kbig", "--preset", "kron-rows", "--repeat", "1", "--peers", "none",
                      "--json", str(tmp_path / "k.json")]) == 0
     rows = _rows(tmp_path / "k.json")
