@@ -15,18 +15,6 @@ import tempfile
 from pathlib import Path
 
 
-def read_json(path, what: str):
-    """The document in the JSON file ``path``.  ``FileNotFoundError`` when there is no such file,
-    ``ValueError`` when it is not JSON; both name ``what`` (e.g. ``"bench report"``) and the path."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{what} {str(path)!r} does not exist or is not a file")
-    try:
-        return json.loads(p.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{what} {str(path)!r}: invalid JSON ({e})") from None
-
-
 def _umask() -> int:
     """The process's file-creation mask (read by setting it and putting it back)."""
     mask = os.umask(0o022)
@@ -59,3 +47,15 @@ def write_json(path, doc, encode=str) -> None:
     """Write ``doc`` as JSON (one-space indent; ``encode(obj)`` for what JSON cannot hold, ``str``
     by default) to ``path``, atomically (:func:`atomic_write`)."""
     atomic_write(str(path), json.dumps(doc, indent=1, default=encode))
+
+
+def read_json(path, what: str):
+    """The document in the JSON file ``path``.  ``FileNotFoundError`` when there is no such file,
+    ``ValueError`` when it is not JSON; both name ``what`` (e.g. ``"bench report"``) and the path."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{what} {str(path)!r} does not exist or is not a file")
+    try:
+        return json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{what} {str(path)!r}: invalid JSON ({e})") from None
