@@ -393,7 +393,7 @@ def plots(rep: dict, outdir: str) -> list[str]:
         meds = [r.median_s * 1e6 for r in timed]
         lo, hi = [], []
         for r, m in zip(timed, meds):
-            st = r.kernel_s or r.e2e_s
+            st = r.stat
             lo.append(max(0.0, m - st["q1"] * 1e6))
             hi.append(max(0.0, st["q3"] * 1e6 - m))
         colors = ["tab:orange" if r.kind == "peer" else "tab:gray" if r.kind == "spec" else "tab:blue"

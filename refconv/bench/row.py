@@ -81,6 +81,12 @@ class Row:
             raise ValueError(f"row {self.id} is a {self.kind} row; only variant rows have a variant id")
         return VariantId(self.op, self.backend, self.name)
 
+    @property
+    def stat(self) -> dict | None:
+        """The summary the main time comes from: the kernel time's, else the end-to-end time's
+        (``median``, ``q1``, ``q3`` -- the IQR --, ``min``, ``max``, ``n`` runs)."""
+        return self.kernel_s or self.e2e_s
+
     def timed(self, m: dict) -> Row:
         """Set the fields of a :func:`refconv.bench.rows.measure` result ``m``; returns the row."""
         self.kernel_s, self.e2e_s, self.simulated = m["kernel_s"], m["e2e_s"], m["simulated"]

@@ -139,7 +139,7 @@ class Bandwidth:
 
 def _main_seconds(row: Row) -> float | None:
     """The time the ratio and roofline use: the kernel median, else the end-to-end median."""
-    st = row.kernel_s or row.e2e_s
+    st = row.stat
     if not st or row.simulated or st["median"] <= 0:
         return None
     return st["median"]

@@ -38,6 +38,8 @@ def test_a_row_names_what_it_measured_by_fields_and_derives_its_id():
     assert Row("peer", "kron", "ok", name="torch_kron").id == "kron/peer/torch_kron"
     v = Row.of_variant("kron/numba_cuda/tiled", "ok")
     assert (v.op, v.backend, v.name, v.id) == ("kron", "numba_cuda", "tiled", "kron/numba_cuda/tiled")
+    k, e = {"median": 1.0, "q1": 0.5, "q3": 2.0, "min": 0.1, "max": 3.0, "n": 5}, {"median": 9.0}
+    assert Row("spec", "kron", "ok", kernel_s=k, e2e_s=e).stat is k and Row("spec", "kron", "ok", e2e_s=e).stat is e
     with pytest.raises(ValueError, match="only variant rows have a variant id"):
         Row("spec", "kron", "ok").variant_id
     with pytest.raises(ValueError, match=r"row kind 'kernel' not accepted; accepted: spec, variant, peer"):
