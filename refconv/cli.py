@@ -608,8 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--junit", help="write the merged JUnit XML report to this file")
     sub.add_parser("specs", help="list the reference specs")
     try:
-        from .bench import add_parser as add_bench
-        from .bench import add_report_parser
+        from .bench.args import add_parser as add_bench
+        from .bench.args import add_report_parser
         add_bench(sub, filters)
         add_report_parser(sub)
     except ImportError:
@@ -627,13 +627,8 @@ def main(argv=None) -> int:
         return 0
     handler = {"list": cmd_list, "check": cmd_check, "repro": cmd_repro, "specs": cmd_specs,
                "merge": cmd_merge}.get(ns.cmd)
-    if handler is None and ns.cmd == "bench-report":
-        from .bench import cmd_bench_report as handler
     if handler is None:
-        from .bench import cmd_bench
-
-        def handler(ns):
-            return cmd_bench(ns, session_from(ns))
+        handler = _bench_handler
     from .procs import Terminated, sigterm_as_interrupt
     try:
         with sigterm_as_interrupt():
@@ -649,6 +644,18 @@ def main(argv=None) -> int:
         return 2
     except KeyboardInterrupt:  # Ctrl-C: the workers are already killed (refconv.pool); one line, status 130
         return interrupted()
+
+
+def _bench_handler(ns) -> int:
+    """``refconv bench`` / ``bench-report``: the one typed options object, built from ``ns`` by
+    field name (:mod:`refconv.bench.args` names each option after its field); nothing else of
+    ``ns`` enters the bench but the session."""
+    import dataclasses
+
+    from .bench import BenchOptions, ReportOptions, cmd_bench, cmd_bench_report
+    cls = ReportOptions if ns.cmd == "bench-report" else BenchOptions
+    opts = cls(**{f.name: getattr(ns, f.name) for f in dataclasses.fields(cls)})
+    return cmd_bench_report(opts) if ns.cmd == "bench-report" else cmd_bench(opts, session_from(ns))
 
 
 def interrupted(terminated: bool = False) -> int:

@@ -11,6 +11,7 @@ import functools
 from importlib.metadata import entry_points
 
 from .variant import Backend, Variant
+from .variant_id import VariantId
 
 GROUP = "refconv.backends"
 
@@ -113,14 +114,12 @@ def variants(op: str | None = None, backend: str | None = None, name=None) -> li
 
 def get(variant_id: str) -> Variant:
     """The variant with full id ``op/backend/name``; ``KeyError`` naming the known ids otherwise."""
-    parts = variant_id.split("/")
-    if len(parts) != 3:
-        raise ValueError(f"variant id {variant_id!r}: expected op/backend/name")
-    for v in variants(op=parts[0], backend=parts[1]):
-        if v.name == parts[2]:
+    vid = VariantId.parse(variant_id)
+    for v in variants(op=vid.op, backend=vid.backend):
+        if v.name == vid.name:
             return v
-    known = ", ".join(v.id for v in variants(op=parts[0])) or "none"
-    raise KeyError(f"no variant {variant_id!r}; known for op {parts[0]!r}: {known}")
+    known = ", ".join(v.id for v in variants(op=vid.op)) or "none"
+    raise KeyError(f"no variant {variant_id!r}; known for op {vid.op!r}: {known}")
 
 
 def backend_reason(name: str) -> str | None:

@@ -7,9 +7,9 @@
 * ``--json -`` writes the JSON report to stdout (the command then prints everything else on
   stderr: :func:`refconv.cli.report_on_stdout`); ``--junit`` always takes a file, and the two
   may not name the same file (:func:`check_report_paths`).
-* Every report is written atomically (:func:`atomic_write`: a temporary file in the target's
-  directory, then ``os.replace``): a reader never sees half a report, and an old report is only
-  replaced by a complete new one; its mode follows the umask, as any file the user writes.
+* Every report is written atomically (:func:`refconv.jsonfile.atomic_write`: a temporary file in
+  the target's directory, then ``os.replace``): a reader never sees half a report, and an old report
+  is only replaced by a complete new one; its mode follows the umask, as any file the user writes.
 """
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
+
+from .jsonfile import atomic_write  # noqa: F401  (refconv.report.atomic_write: the JUnit, merge writers)
+from .variant_id import VariantId
 
 _ACCEPTED_FILE = "a file path in an existing, writable directory"
 _ACCEPTED_DIR = "a directory that exists or can be created, and is writable"
@@ -85,34 +88,6 @@ def check_output_dir(option: str, path: str) -> None:
                          f"accepted: {_ACCEPTED_DIR}") from None
 
 
-def _umask() -> int:
-    """The process's file-creation mask (read by setting it and putting it back)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename.
-    The file gets the mode a plain ``open(path, "w")`` would give it (0666 less the umask), not
-    the 0600 of a temporary file."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def json_report(profile: str, elapsed: float, backend_options: dict, results, shard=None, **extra) -> str:
     """The text of a ``refconv check --json`` report: the profile, the wall time, the backend
     option values, the shard, ``extra`` (the tolerance; what :func:`refconv.cli.run_info` records:
@@ -137,8 +112,8 @@ def write_junit(path, results, elapsed) -> None:
              f'<testsuites><testsuite name="refconv" tests="{len(results)}" failures="{n_fail}" '
              f'errors="{n_err}" skipped="{n_skip}" time="{elapsed:.3f}">']
     for r in results:
-        op, backend, _ = (r.variant.split("/", 2) + ["", ""])[:3]
-        lines.append(f'<testcase classname={quoteattr(op + "." + backend)} name={quoteattr(r.variant)} '
+        vid = VariantId.parse(r.variant)
+        lines.append(f'<testcase classname={quoteattr(vid.op + "." + vid.backend)} name={quoteattr(r.variant)} '
                      f'time="{r.seconds:.3f}">')
         body = json.dumps({"failure": r.failure, "findings": r.findings, "reproducer": r.reproducer}, default=str)
         if r.status == "fail":

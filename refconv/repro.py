@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from .checking import ExampleResult, acceptance_for, check_example, expected_output_layout, interior_offset
 from .case import Case
-from .jsonfile import read_json
+from .jsonfile import read_json, write_json
 from .problem import Problem
 from .variant import Variant
 
@@ -75,7 +74,7 @@ def save_reproducer(directory, variant: Variant, problem: Problem, params: dict,
            "result": result.to_dict(), "findings": result.findings,
            "inputs": {k: _enc(v) for k, v in problem.inputs.items()},
            "replay": f"refconv repro {path}"}
-    path.write_text(json.dumps(doc, indent=1, default=str))
+    write_json(path, doc)
     return path
 
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 
 from refconv.pool import configure_backends
-from refconv.presets import PRESETS
+from refconv.bench.presets import PRESETS
 
 configure_backends({"cuda": "gpu"})
 from refconv import timing  # noqa: E402

@@ -11,7 +11,7 @@ from pathlib import Path
 from refconv import registry
 from refconv.checking import scratch_output
 from refconv.pool import configure_backends
-from refconv.presets import PRESETS
+from refconv.bench.presets import PRESETS
 from refconv.variant import run_variant
 
 out_dir = Path(os.environ.get("OUT", "/tmp/out")) / "ptx"
@@ -19,8 +19,7 @@ out_dir.mkdir(parents=True, exist_ok=True)
 configure_backends({"cuda": "gpu", "opencl": "nvidia"})
 prob = PRESETS[os.environ.get("PRESET", "filter2d-u8-3x3-3072")].problem()
 for name in sys.argv[1:]:
-    backend, vname = name.split("/")
-    v = registry.get(f"{prob.op}/{backend}/{vname}")
+    v = registry.get(f"{prob.op}/{name}")      # name: BACKEND/VARIANT (registry.get parses the id)
     run_variant(v, prob, scratch_output(prob, v.writes), {})
     print(name, "ran", flush=True)
 

@@ -14,7 +14,7 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or not torch.cuda.is_available(
 
 from refconv import cuda as rcuda  # noqa: E402
 from refconv import peers, timing  # noqa: E402
-from refconv.bench_rows import measure  # noqa: E402
+from refconv.bench.rows import measure  # noqa: E402
 
 NBYTES = 64 << 20      # 64 MiB each way: ~45 us on an H100, far from launch-latency noise
 FLUSH = 128 << 20

@@ -136,9 +136,10 @@ def cli_run(tmp_path_factory):
     p = refconv_cli("check", "--backend", "hazards", "--profile", "ci", "--seed", "0", "--quiet",
                     "--json", "r.json", "--junit", "r.xml", "--failures-dir", "fails", env=env, cwd=root,
                     timeout=900)
+    from refconv.variant_id import VariantId
     rows = {}
     if (root / "r.json").exists():
-        rows = {r["variant"].rpartition("/")[2]: r for r in json.loads((root / "r.json").read_text())["results"]}
+        rows = {VariantId.parse(r["variant"]).name: r for r in json.loads((root / "r.json").read_text())["results"]}
     return root, env, p, rows
 
 

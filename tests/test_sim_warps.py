@@ -217,9 +217,10 @@ def _check(tmp_path, env, backend, *args):
     from helpers import refconv_cli
     p = refconv_cli("check", "--backend", backend, "--quiet", "--no-save", "--seed", "0", "--json", "r.json",
                     *args, env=env, cwd=tmp_path, timeout=900)
+    from refconv.variant_id import VariantId
     rows = {}
     if (tmp_path / "r.json").exists():
-        rows = {r["variant"].rpartition("/")[2]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+        rows = {VariantId.parse(r["variant"]).name: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
     return p, rows
 
 

@@ -364,7 +364,8 @@ def tribug(tmp_path_factory):
     p = refconv_cli("check", "--backend", "tribug", "--seed", "1", "--jobs", "2", "--quiet", "--no-save",
                     "--json", "r.json", env=env, cwd=work, timeout=600)
     report = json.loads((work / "r.json").read_text())
-    return p, {r["variant"].split("/")[-1]: r for r in report["results"]}
+    from refconv.variant_id import VariantId
+    return p, {VariantId.parse(r["variant"]).name: r for r in report["results"]}
 
 
 @pytest.mark.slow

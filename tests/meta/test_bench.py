@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from helpers import refconv_cli
-from refconv import Backend, Range, Variant, bench, cli, peers, presets, registry, specs, timing
-from refconv.bench import cmd_bench_report
+from refconv import Backend, Range, Variant, cli, peers, registry, specs, timing
+from refconv.bench import ReportOptions, Row, cmd_bench_report, presets
+from refconv.bench import problems as bench
 from refconv.timing import BenchHooks
 
 KERNEL_S, COPY_S, COPY_BYTES = 0.002, 0.001, 1000
@@ -382,16 +383,16 @@ def test_bench_report_merges_split_runs_keeping_the_measured_row_and_recomputing
         if content is not None:
             bad.write_text(content)
         with pytest.raises((ValueError, FileNotFoundError), match=says):
-            cmd_bench_report(types.SimpleNamespace(reports=[str(bad)], json=None, markdown=None, plots=None))
+            cmd_bench_report(ReportOptions(reports=[str(bad)]))
         assert cli.main(["bench-report", str(bad)]) == 2       # a usage error, named
 
 
 def test_a_series_of_sizes_gets_a_time_against_size_plot():
-    from refconv import bench_report
+    from refconv.bench import report as bench_report
 
     def res(name, t):
-        return {"name": name, "rows": [{"variant": "kron/x/v", "kind": "variant", "median_s": t},
-                                       {"variant": "kron/x/bad", "kind": "variant", "median_s": None}]}
+        return {"name": name, "rows": [Row.of_variant("kron/x/v", "ok", median_s=t),
+                                       Row.of_variant("kron/x/bad", "error", median_s=None)]}
     rep = {"problems": [res("kron-200", 2.0), res("kron-100", 1.0), res("kron-300", 3.0), res("other", 9.0)]}
     assert bench_report.series(rep) == {"kron": {"kron/x/v": [(100, 1.0), (200, 2.0), (300, 3.0)]}}
     assert bench_report.series({"problems": rep["problems"][:2]}) == {}   # fewer than three sizes: no series

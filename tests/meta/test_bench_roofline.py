@@ -2,8 +2,9 @@
 presets' shapes, peer selection and skipping, the coarsening-curve grouping."""
 import pytest
 
-from refconv import Problem, peers, presets, roofline
-from refconv.bench_report import coarsening_points, twins
+from refconv import Problem, peers
+from refconv.bench import Row, presets, roofline
+from refconv.bench.report import coarsening_points, twins
 from refconv.checking import acceptance_for
 
 SMALL = [
@@ -119,7 +120,7 @@ def test_a_cpu_peer_records_one_interval_per_call():
 
 
 def test_coarsening_points_group_seed_000_names_by_memory_kind_and_vector_stores():
-    rows = [{"kind": "variant", "variant": f"filter2d/b/{n}", "median_s": t} for n, t in
+    rows = [Row.of_variant(f"filter2d/b/{n}", "ok", median_s=t) for n, t in
             [("GM", 5.0), ("GM_CF4", 3.0), ("GM_CF2", 4.0), ("SM_CF8_Vec", 1.0), ("SM_CF2_Vec", 2.0),
              ("basic", 9.0), ("CM_CF4", None)]]
     assert coarsening_points(rows) == {("b", "GM", False): [(1, 5.0), (2, 4.0), (4, 3.0)],
@@ -127,7 +128,7 @@ def test_coarsening_points_group_seed_000_names_by_memory_kind_and_vector_stores
 
 
 def test_twins_pair_the_same_variant_name_across_backends():
-    rows = [{"kind": "variant", "variant": v, "median_s": t} for v, t in
+    rows = [Row.of_variant(v, "ok", median_s=t) for v, t in
             [("filter2d/numba_cuda/GM", 3.0), ("filter2d/opencl/GM", 2.0), ("filter2d/opencl/basic", 1.0),
              ("filter2d/numba_cuda/SM", None), ("filter2d/opencl/SM", 1.0)]]
     assert twins(rows) == [{"name": "GM", "times": {"numba_cuda": 3.0, "opencl": 2.0}, "ratio": 1.5}]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from refconv import Problem, timing
-from refconv.bench import measure, summary
+from refconv.bench.rows import measure, summary
 from refconv.checking import acceptance_for, scratch_output
 
 

@@ -54,7 +54,8 @@ def test_plain_refconv_check_runs_every_backend_together_green(tmp_path):
     rep = json.loads((tmp_path / "r.json").read_text())
     bad = [(r["variant"], r["status"], r["reason"][:200]) for r in rep["results"] if r["status"] in ("fail", "error")]
     assert p.returncode == 0 and not bad, bad
-    backends = {r["variant"].split("/")[1] for r in rep["results"] if r["status"] == "pass"}
+    from refconv.variant_id import VariantId
+    backends = {VariantId.parse(r["variant"]).backend for r in rep["results"] if r["status"] == "pass"}
     assert {"numba_cpu", "numba_cuda", "opencl", "example"} <= backends, backends
 
 

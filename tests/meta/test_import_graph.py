@@ -144,7 +144,7 @@ def test_the_graph_is_read_from_every_module():
     assert {"refconv.cli", "refconv.session", "refconv.case", "refconv.specs.matvec",
             "refconv.backends.numba_cuda._env", "refconv.backends.opencl"} <= set(g)
     assert "refconv.variant" in g["refconv"] and "refconv.specs.matvec" in g["refconv.specs"]
-    assert "refconv.session" in g["refconv.cli"] and "refconv.console" in g["refconv.bench"]
+    assert "refconv.session" in g["refconv.cli"] and "refconv.console" in g["refconv.bench.command"]
     assert "refconv.backends.numba_cuda._env" in g["refconv.backends.numba_cuda"]   # from . import _common, _env
 
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 
-from refconv import ops, roofline
+from refconv import ops
+from refconv.bench import roofline
 from refconv.checking import check_example
 from refconv.problem import Problem
 from refconv.runner import check_variant
@@ -172,8 +173,8 @@ def test_the_toy_problem_round_trips_sizes_and_benches(toy):
     out = scale(p.inputs["x"], factor=-2, step=3)
     assert roofline.output_layout(p) == (out.shape, out.dtype) == ((3,), np.dtype("float64"))
     assert roofline.work(p).flops == 6 and roofline.work(p).bytes == 7 * 8 + 3 * 8
-    from refconv import bench
-    assert bench.bench_problem("scale", "small").dims == {"dtype": "float64", "length": 1000}
+    from refconv.bench import problems
+    assert problems.bench_problem("scale", "small").dims == {"dtype": "float64", "length": 1000}
 
 
 def test_drawn_toy_problems_keep_the_record_s_rule_and_caps(toy):

@@ -18,6 +18,7 @@ import pytest
 
 from helpers import refconv_cli
 from helpers import kill_pids, processes_with_arg, sleep_marker
+from refconv.variant_id import VariantId
 
 CRASHES = {  # variant -> the start of its reason
     "matvec/faults/crash_segfault": "crash: worker died (signal 11 SIGSEGV)",
@@ -48,7 +49,7 @@ def test_worker_crash_is_reported_at_once_as_a_crash_with_its_signal_or_exit_sta
         assert r["status"] == "error" and r["reason"].startswith(reason), (vid, r["reason"])
         assert "hang" not in r["reason"], r["reason"]
         assert r["failure"]["exitcode"] == {"crash_segfault": -11, "crash_abort": -6,
-                                            "crash_keyboard_interrupt": 130}.get(vid.split("/")[2], 3)
+                                            "crash_keyboard_interrupt": 130}.get(VariantId.parse(vid).name, 3)
         assert r["seconds"] < TIMEOUT / 2, (vid, r["seconds"])  # not after the time limit
     assert "Traceback" not in p.stdout + p.stderr and "@seed" not in p.stdout + p.stderr, p.stdout + p.stderr
 

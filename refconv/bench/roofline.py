@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .problem import Problem
+from ..problem import Problem
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,13 @@ Plots (``--plots DIR``), one set per problem:
 from __future__ import annotations
 
 import datetime
-import json
 import platform
 import re
 from pathlib import Path
+
+from .. import jsonfile
+from ..errors import UsageError
+from .row import Row
 
 STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
 _CF_NAME = re.compile(r"^(GM|CM|SM)(?:_CF(\d+))?(_Vec)?$")
@@ -79,27 +82,27 @@ def print_problem(console, res: dict, repeat: int) -> None:
     for c in ("variant / peer", "kernel", "end-to-end", "timer", "% roofline", "speed-up", "status"):
         t.add_column(c)
     for r in res["rows"]:
-        pct = r.get("roofline_pct")
-        sp = r.get("speedup")
-        st = STYLE.get(r.get("kind"), "")
-        name = r["variant"] if not st else f"[{st}]{r['variant']}[/]"
-        sim = r.get("timer") == "simulated"
-        t.add_row(name, fmt_stat(r.get("kernel_s"), repeat) if not sim else "(simulated)",
-                  fmt_stat(r.get("e2e_s"), 1 if sim else repeat), r.get("timer") or "-", f"{pct:.3g} %" if pct else "-",
-                  f"{sp:.3g}×" if sp else "-", r["status"][:160])
+        pct = r.roofline_pct
+        sp = r.speedup
+        st = STYLE.get(r.kind, "")
+        name = r.id if not st else f"[{st}]{r.id}[/]"
+        sim = r.timer == "simulated"
+        t.add_row(name, fmt_stat(r.kernel_s, repeat) if not sim else "(simulated)",
+                  fmt_stat(r.e2e_s, 1 if sim else repeat), r.timer or "-", f"{pct:.3g} %" if pct else "-",
+                  f"{sp:.3g}×" if sp else "-", r.status[:160])
     console.print(t)
 
 
 def twins(rows) -> list[dict]:
-    """Variants of the same name timed on two or more backends (numba_cuda's kernels and their
-    OpenCL twins): ``[{"name", "times": {backend: seconds}, "ratio": slowest / fastest}]``."""
+    """Variants of the same op and name timed on two or more backends, whichever backends those
+    are (the table's columns are the backends found): ``[{"name", "times": {backend: seconds},
+    "ratio": slowest / fastest}]``, sorted by op, then name."""
     by_name: dict = {}
     for r in rows:
-        if r.get("kind") == "variant" and r.get("median_s"):
-            _, backend, name = r["variant"].split("/", 2)
-            by_name.setdefault(name, {})[backend] = r["median_s"]
+        if r.kind == "variant" and r.median_s:
+            by_name.setdefault((r.op, r.name), {})[r.backend] = r.median_s
     return [{"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
-            for n, t in sorted(by_name.items()) if len(t) > 1]
+            for (_, n), t in sorted(by_name.items()) if len(t) > 1]
 
 
 def print_twins(console, res: dict) -> None:
@@ -162,7 +165,22 @@ def _derive(res: dict) -> dict:
     return res
 
 
-def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None = None) -> dict:
+def set_speedups(rows: list[Row], baseline: str | None) -> None:
+    """Each row's ``speedup``: the median of the row whose id is ``baseline`` over the row's own
+    (None where either is missing)."""
+    bt = next((r.median_s for r in rows if r.id == baseline), None)
+    for r in rows:
+        r.speedup = (bt / r.median_s) if (bt and r.median_s) else None
+
+
+def flat_rows(results: list) -> list[dict]:
+    """Every problem's rows in one list, as JSON, each with its problem's name (``problem``)."""
+    return [{"problem": res["name"], **r.to_json()} for res in results for r in res["rows"]]
+
+
+def report(results: list, opts, notes: list, bandwidth: dict, where: dict | None = None) -> dict:
+    """The report of ``results`` (the problems measured so far, rows as :class:`Row`) under the
+    options ``opts`` (a :class:`refconv.bench.options.BenchOptions`)."""
     import numpy
     vers = {"python": platform.python_version(), "numpy": numpy.__version__}
     for mod in ("numba", "numba_cuda", "pyopencl", "torch", "cupy", "cv2", "scipy"):
@@ -170,14 +188,13 @@ def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None =
             vers[mod] = __import__(mod).__version__
         except Exception:
             pass
-    rows = [{"problem": res["name"], **r} for res in results for r in res["rows"]]
     for res in results:
         _derive(res)
     return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "host": platform.node(), "devices": where or {}, "versions": vers, "repeat": ns.repeat,
-            "budget": getattr(ns, "budget", None), "baseline": ns.baseline, "flush_bytes": ns.flush_bytes,
-            "peers": ns.peers, "copy_bytes": ns.copy_bytes, "notes": notes,
-            "bandwidth": list(v for v in bandwidth.values() if v), "problems": results, "rows": rows}
+            "host": platform.node(), "devices": where or {}, "versions": vers, "repeat": opts.repeat,
+            "budget": opts.budget, "baseline": opts.baseline, "flush_bytes": opts.flush_bytes,
+            "peers": opts.peers, "copy_bytes": opts.copy_bytes, "notes": notes,
+            "bandwidth": list(v for v in bandwidth.values() if v), "problems": results, "rows": flat_rows(results)}
 
 
 def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
@@ -189,25 +206,25 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
     baseline row, twins and coarsening from the merged rows; each row keeps the roofline of its
     own run (its run's copy bandwidth)."""
     if not reports:
-        raise ValueError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
+        raise UsageError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
     for i, rep in enumerate(reports):
         if not isinstance(rep, dict) or not isinstance(rep.get("problems"), list):
             where = sources[i] if sources else f"report {i}"
-            raise ValueError(f"{where}: not a refconv bench --json report (no 'problems' list)")
+            raise UsageError(f"{where}: not a refconv bench --json report (no 'problems' list)")
     problems: dict = {}
     for i, rep in enumerate(reports):
         for res in rep["problems"]:
             got = problems.setdefault(res["name"], {**{k: v for k, v in res.items() if k != "rows"}, "rows": {}})
-            for r in res["rows"]:
-                have = got["rows"].get(r["variant"])
-                if have is None or (not have.get("median_s") and r.get("median_s")):
-                    got["rows"][r["variant"]] = {**r, "run": i}
+            for d in res["rows"]:
+                r = _row_of(d, res, sources[i] if sources else f"report {i}")
+                have = got["rows"].get(r.id)
+                if have is None or (not have.median_s and r.median_s):
+                    r.run = i
+                    got["rows"][r.id] = r
     results = []
     for res in problems.values():
         rows = list(res["rows"].values())
-        bt = next((r["median_s"] for r in rows if r["variant"] == res.get("baseline")), None)
-        for r in rows:
-            r["speedup"] = (bt / r["median_s"]) if (bt and r.get("median_s")) else None
+        set_speedups(rows, res.get("baseline"))
         results.append(_derive({**res, "rows": rows}))
     first = reports[0]
     notes = list(dict.fromkeys(n for rep in reports for n in rep.get("notes", [])))
@@ -220,7 +237,15 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
             "merged_from": [{"source": (sources[i] if sources else None), "date": rep.get("date"),
                              "repeat": rep.get("repeat"), "budget": rep.get("budget"),
                              "flush_bytes": rep.get("flush_bytes")} for i, rep in enumerate(reports)],
-            "problems": results, "rows": [{"problem": res["name"], **r} for res in results for r in res["rows"]]}
+            "problems": results, "rows": flat_rows(results)}
+
+
+def _row_of(d, res: dict, where: str) -> Row:
+    """The stored row ``d`` of problem ``res`` of the report ``where``, as a :class:`Row`."""
+    try:
+        return Row.from_json(d, res.get("op"))
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"{where}: problem {res.get('name')!r}: {e}") from None
 
 
 def _md_cell(x) -> str:
@@ -250,12 +275,12 @@ def markdown(rep: dict) -> str:
                 "| row | kernel | end-to-end | timer | % roofline | speed-up | status |",
                 "|---|---|---|---|---|---|---|"]
         for r in res["rows"]:
-            pct, sp = r.get("roofline_pct"), r.get("speedup")
+            pct, sp = r.roofline_pct, r.speedup
             out.append("| " + " | ".join(_md_cell(c) for c in (
-                r["variant"], fmt_stat(r.get("kernel_s"), rep["repeat"]),
-                fmt_stat(r.get("e2e_s"), 1 if r.get("timer") == "simulated" else rep["repeat"]), r.get("timer") or "-",
+                r.id, fmt_stat(r.kernel_s, rep["repeat"]),
+                fmt_stat(r.e2e_s, 1 if r.timer == "simulated" else rep["repeat"]), r.timer or "-",
                 f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-",
-                r["status"][:160] + (f" (run {r['run']})" if rep.get("merged_from") and "run" in r else ""))) + " |")
+                r.status[:160] + (f" (run {r.run})" if rep.get("merged_from") and r.run is not None else ""))) + " |")
         cf = res.get("coarsening") or []
         if any(len(c["points"]) > 1 for c in cf):
             cfs = sorted({p["cf"] for c in cf for p in c["points"]})
@@ -277,7 +302,13 @@ def markdown(rep: dict) -> str:
 
 
 def write_json(path: str, rep: dict) -> None:
-    Path(path).write_text(json.dumps(rep, indent=1, default=str))
+    """Write ``rep`` to ``path`` atomically (:func:`refconv.jsonfile.write_json`), rows as
+    :meth:`Row.to_json`."""
+    jsonfile.write_json(path, rep, encode=_encode)
+
+
+def _encode(obj):
+    return obj.to_json() if isinstance(obj, Row) else str(obj)
 
 
 def _safe(name: str) -> str:
@@ -288,14 +319,14 @@ def coarsening_points(rows) -> dict:
     """``{(backend, mem, vec): [(cf, seconds), ...]}`` from the timed variants named like seed 000's."""
     curves: dict = {}
     for r in rows:
-        if r.get("kind") != "variant" or not r.get("median_s"):
+        if r.kind != "variant" or not r.median_s:
             continue
-        op, backend, name = r["variant"].split("/", 2)
+        backend, name = r.backend, r.name
         m = _CF_NAME.match(name)
         if not m:
             continue
         key = (backend, m.group(1), bool(m.group(3)))
-        curves.setdefault(key, []).append((int(m.group(2) or 1), r["median_s"]))
+        curves.setdefault(key, []).append((int(m.group(2) or 1), r.median_s))
     return {k: sorted(v) for k, v in curves.items()}
 
 
@@ -318,8 +349,8 @@ def series(rep: dict) -> dict:
         curves: dict = {}
         for size, res in sorted(items, key=lambda x: x[0]):
             for r in res["rows"]:
-                if r.get("median_s"):
-                    curves.setdefault(r["variant"], []).append((size, r["median_s"]))
+                if r.median_s:
+                    curves.setdefault(r.id, []).append((size, r.median_s))
         out[prefix] = curves
     return out
 
@@ -353,33 +384,33 @@ def plots(rep: dict, outdir: str) -> list[str]:
         ax.legend(fontsize=7, ncol=2)
         paths.append(_save_fig(plt, fig, out / f"scaling_{_safe(prefix)}.png"))
     for res in rep["problems"]:
-        timed = [r for r in res["rows"] if r.get("median_s")]
+        timed = [r for r in res["rows"] if r.median_s]
         if not timed:
             continue
         tag = _safe(res["name"])
         fig, ax = plt.subplots(figsize=(9, max(2.5, 0.32 * len(timed) + 1)))
         ys = range(len(timed))
-        meds = [r["median_s"] * 1e6 for r in timed]
+        meds = [r.median_s * 1e6 for r in timed]
         lo, hi = [], []
         for r, m in zip(timed, meds):
-            st = r.get("kernel_s") or r.get("e2e_s")
+            st = r.stat
             lo.append(max(0.0, m - st["q1"] * 1e6))
             hi.append(max(0.0, st["q3"] * 1e6 - m))
-        colors = ["tab:orange" if r["kind"] == "peer" else "tab:gray" if r["kind"] == "spec" else "tab:blue"
+        colors = ["tab:orange" if r.kind == "peer" else "tab:gray" if r.kind == "spec" else "tab:blue"
                   for r in timed]
         ax.barh(list(ys), meds, xerr=[lo, hi], color=colors)
-        ax.set_yticks(list(ys), [r["variant"] for r in timed], fontsize=7)
+        ax.set_yticks(list(ys), [r.id for r in timed], fontsize=7)
         ax.invert_yaxis()  # the table's order, top to bottom
         ax.set_xscale("log")
         ax.set_xlabel("median time (µs): kernel (device events) where recorded, else end-to-end; bars: IQR")
         ax.set_title(f"{res['name']} (blue: variants, orange: peers, gray: spec)", fontsize=9)
         paths.append(_save_fig(plt, fig, out / f"time_{tag}.png"))
-        roof = [r for r in timed if r.get("roofline_pct")]
+        roof = [r for r in timed if r.roofline_pct]
         if roof:
             fig, ax = plt.subplots(figsize=(9, max(2.5, 0.32 * len(roof) + 1)))
-            ax.barh(range(len(roof)), [r["roofline_pct"] for r in roof],
-                    color=["tab:orange" if r["kind"] == "peer" else "tab:blue" for r in roof])
-            ax.set_yticks(range(len(roof)), [r["variant"] for r in roof], fontsize=7)
+            ax.barh(range(len(roof)), [r.roofline_pct for r in roof],
+                    color=["tab:orange" if r.kind == "peer" else "tab:blue" for r in roof])
+            ax.set_yticks(range(len(roof)), [r.id for r in roof], fontsize=7)
             ax.invert_yaxis()
             ax.axvline(100, color="k", lw=0.8)
             ax.set_xlabel("% of the memory roofline (minimum bytes / copy bandwidth, over the time)")

@@ -2,38 +2,29 @@
 and timed; and the statistics and copy bandwidth the rows share.
 
 The functions here compute a row in whatever process calls them: in the bench's worker process
-(:mod:`refconv.bench_worker`, the default: a hang or crash costs only that row) or in the bench's
-own process (``--timeout 0``).  They take a :class:`RowOptions`, never the command line.
+(:mod:`refconv.bench.worker`, the default: a hang or crash costs only that row) or in the bench's
+own process (``--timeout 0``).  They take a :class:`~refconv.bench.options.RowOptions`, never the command line, and
+return a :class:`~refconv.bench.row.Row`.
 """
 from __future__ import annotations
 
 import fnmatch
 import statistics
 import time
-from dataclasses import dataclass
 
-from . import peers as peers_mod
-from . import roofline, timing
-from .console import console
-from .problem import Problem
-from .session import Session
-
-
-@dataclass(frozen=True)
-class RowOptions:
-    """What every row's timing needs: ``repeat`` timed runs (``--repeat``), the L2 flush before each
-    GPU launch (``--flush-bytes``), the per-row time budget (``--budget``, None: none) and the size
-    of the bandwidth copy (``--copy-bytes``)."""
-
-    repeat: int = 30
-    flush_bytes: int = 0
-    budget: float | None = None
-    copy_bytes: int = 256 << 20
+from .. import peers as peers_mod
+from .. import timing
+from . import roofline
+from .options import RowOptions
+from .row import Row
+from ..console import console
+from ..problem import Problem
+from ..session import Session
 
 
 def fits(variant, problem: Problem) -> str | None:
     """Why ``problem`` is outside ``variant``'s declared support, or None."""
-    from .variant import Range
+    from ..variant import Range
     for k, dom in variant.supports.items():
         if k.startswith("fill."):
             continue
@@ -46,10 +37,6 @@ def fits(variant, problem: Problem) -> str | None:
         elif val not in tuple(dom):
             return f"{k}={val!r} not in {tuple(dom)}"
     return None
-
-
-#: host memory for the row blocks of a row-checked op (the checker's spec rows, the variant's
-
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -111,7 +98,7 @@ def _status(m: dict) -> str:
 # ----------------------------------------------------------------------------- the run
 
 def backend_hooks(name: str):
-    from . import registry
+    from .. import registry
     b = registry.backends().get(name)
     return getattr(b, "bench", None)
 
@@ -150,24 +137,23 @@ class Bandwidth:
         return self.cache[key]
 
 
-def _main_seconds(row) -> float | None:
+def _main_seconds(row: Row) -> float | None:
     """The time the ratio and roofline use: the kernel median, else the end-to-end median."""
-    s = row.get("kernel_s") or row.get("e2e_s")
-    if not s or row.get("simulated") or s["median"] <= 0:
+    st = row.stat
+    if not st or row.simulated or st["median"] <= 0:
         return None
-    return s["median"]
+    return st["median"]
 
 
-def _finish_row(row, work, bw, timer=None):
-    """Add the main time, what took it (``timer``: given, else device events when intervals were
+def _finish_row(row: Row, work, bw, timer=None) -> Row:
+    """Set the main time, what took it (``timer``: given, else device events when intervals were
     recorded, host clock otherwise), the roofline percentage and the bandwidth source."""
-    t = row["median_s"] = _main_seconds(row)
-    row["timer"] = "simulated" if row.get("simulated") else timer or (
-        "device events" if row.get("kernel_s") else "host clock")
+    t = row.median_s = _main_seconds(row)
+    row.timer = "simulated" if row.simulated else timer or ("device events" if row.kernel_s else "host clock")
     bps = (bw or {}).get("bytes_per_s")
-    row["copy"] = (bw or {}).get("source")
+    row.copy = (bw or {}).get("source")
     ok = t and bps and not bw.get("simulated")
-    row["roofline_pct"] = roofline.percent_of_roofline(work, bps, t) if ok else None
+    row.roofline_pct = roofline.percent_of_roofline(work, bps, t) if ok else None
     return row
 
 
@@ -182,17 +168,15 @@ def spec_row(problem, opts: RowOptions, work, bandwidth):
         dt = time.perf_counter() - t0
         timing.record(lambda: dt, "spec")
     m = measure(spec_run, opts.repeat, budget_s=opts.budget)
-    return _finish_row({"kind": "spec", "variant": f"{problem.op}/spec", "status": "ok",
-                        "library": "refconv.specs (NumPy)", **m},
-                       work, bandwidth.get("host", timing.host_copy), "host clock")
+    row = Row("spec", problem.op, "ok", library="refconv.specs (NumPy)").timed(m)
+    return _finish_row(row, work, bandwidth.get("host", timing.host_copy), "host clock")
 
 
 def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only, big, spec):
     """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not.  ``spec()``
     gives the problem's acceptance, computed once for all variants."""
-    from .checking import check_example
-    from .variant import run_variant
-    row = {"kind": "variant", "variant": v.id}
+    from ..checking import check_example
+    from ..variant import run_variant
     why = Session.availability(v) or fits(v, problem) or skip
     if not why and only and not fnmatch.fnmatchcase(v.name, only):
         why = f"this preset runs only variants named {only!r}"
@@ -201,19 +185,19 @@ def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only,
     if not why and big and sim:
         why = f"{sim}; {name} is sized for a GPU"
     if why:
-        return {**row, "status": f"skipped: {why}", "median_s": None}
+        return Row.of_variant(v.id, f"skipped: {why}")
     params = v.default_params()
     try:
         # an op checked by row blocks (kron) never needs the whole spec result: check_example
         # computes the spec's rows itself
         acc = spec() if problem.record.rows is None else None
     except (ValueError, TypeError) as e:
-        return {**row, "median_s": None, "status": f"error: the spec rejects this problem: {e}"}
+        return Row.of_variant(v.id, f"error: the spec rejects this problem: {e}")
     kept: dict = {}
     with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
         first = check_example(v, problem, params, acc, keep=kept)
     if first.status != "pass":  # a wrong kernel's time is not a result
-        return {**row, "median_s": None, "status": f"{first.status}: {first.message[:200]}"}
+        return Row.of_variant(v.id, f"{first.status}: {first.message[:200]}")
     # the timed runs write into the checked output buffer again (its layout is the variant's)
     try:
         with console.status(f"{name}: timing {v.id}"):
@@ -223,7 +207,7 @@ def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only,
             m = measure(lambda: run_variant(v, problem, fresh(), params), 1 if sim else opts.repeat,
                         opts.flush_bytes, opts.budget)
     except Exception as e:
-        return {**row, "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
+        return Row.of_variant(v.id, f"error: {type(e).__name__}: {e}")
     if m["simulated"]:
         m["kernel_s"] = None  # a simulator's event times are not times
     bw = None
@@ -231,18 +215,19 @@ def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only,
         bw = bandwidth.device_best(f"{v.backend} device copy", hooks.copy)
     elif not m["kernel_s"]:
         bw = bandwidth.get("host", timing.host_copy)
-    return _finish_row({**row, "status": _status(m), "params": params, **m}, work, bw)
+    return _finish_row(Row.of_variant(v.id, _status(m), params=params).timed(m), work, bw)
 
 
 def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have):
     """Prepare, warm up (a library's planning and autotuning happen there, untimed) and time one
     peer, with the names of the kernels it launched where the library says (``kernels``); or say
     why not."""
-    row = {"kind": "peer", "variant": f"{problem.op}/peer/{p.name}", "peer": p.name, "library": p.library}
+    row = Row("peer", problem.op, "", name=p.name, library=p.library)
     if not why and p.device == "cpu" and host_have is not None and 2 * work.bytes > host_have:
         why = f"needs about {2 * work.bytes / 1e9:.0f} GB of host memory, {host_have / 1e9:.0f} GB available"
     if why:
-        return {**row, "status": f"skipped: {why}", "median_s": None}
+        row.status = f"skipped: {why}"
+        return row
     run = None
     try:
         with console.status(f"{name}: timing peer {p.name}"):
@@ -251,9 +236,10 @@ def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have
             m = measure(run, opts.repeat, opts.flush_bytes, opts.budget)
             kernels = getattr(run, "kernels", None)
             if kernels is not None and kernels():       # what the library launched (its algorithm)
-                row["kernels"] = kernels()
+                row.kernels = kernels()
     except Exception as e:
-        return {**row, "status": f"skipped: {type(e).__name__}: {e}", "median_s": None}
+        row.status = f"skipped: {type(e).__name__}: {e}"
+        return row
     finally:
         del run                    # the peer's tensors, then the memory its library keeps cached
         if p.device == "gpu":
@@ -261,5 +247,6 @@ def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have
     gpu = p.device == "gpu"
     bw = (bandwidth.device_best("gpu peers device copy", peers_mod.gpu_copy) if gpu
           else bandwidth.get("host", timing.host_copy))
-    return _finish_row({**row, "status": _status(m), **m}, work, bw, "device events" if gpu else "host clock")
+    row.status = _status(m)
+    return _finish_row(row.timed(m), work, bw, "device events" if gpu else "host clock")
 

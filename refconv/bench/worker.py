@@ -22,16 +22,13 @@ import os
 import time
 from dataclasses import dataclass
 
-from . import peers as peers_mod
+from .. import peers as peers_mod
 from . import roofline
-from .bench_rows import Bandwidth, RowOptions, backend_hooks, peer_row, spec_row, variant_row
-from .problem import Problem
-from .procs import IDLE_LIMIT, crash_reason, exit_like, kill_worker, start_own_group, start_worker, worker_env
-
-#: seconds one row may take by default: a paper-size Kronecker row (kron-360 streamed: checking 134
-#: GB of result by row blocks on the host, then timing) fits
-DEFAULT_TIMEOUT = 1200.0
-
+from .options import RowOptions
+from .row import Row
+from .rows import Bandwidth, backend_hooks, peer_row, spec_row, variant_row
+from ..problem import Problem
+from ..procs import IDLE_LIMIT, crash_reason, exit_like, kill_worker, start_own_group, start_worker, worker_env
 
 @dataclass(frozen=True)
 class RowTask:
@@ -51,15 +48,15 @@ class RowTask:
     host_have: int | None = None
     peers: str = "auto"
 
-    def row_id(self) -> dict:
-        """The identifying fields of this task's row (what a hang or crash row carries)."""
+    def failed(self, status: str) -> Row:
+        """This task's row, not computed: ``status`` says why (a hang, a crash, an error)."""
         op = Problem.parse(self.problem).op
         if self.kind == "variant":
-            return {"kind": "variant", "variant": self.target}
+            return Row.of_variant(self.target, status)
         if self.kind == "peer":
             lib = next((p.library for p in peers_mod.all_peers() if p.op == op and p.name == self.target), "")
-            return {"kind": "peer", "variant": f"{op}/peer/{self.target}", "peer": self.target, "library": lib}
-        return {"kind": self.kind, "variant": f"{op}/{self.kind}"}
+            return Row("peer", op, status, name=self.target, library=lib)
+        return Row(self.kind, op, status)
 
 
 def _peer(op: str, name: str):
@@ -89,7 +86,7 @@ class Rows:
             key = problem.descriptor()
             if self._acc[0] != key:
                 import numpy as np
-                from .checking import acceptance_for
+                from ..checking import acceptance_for
                 self._acc = (None, None)         # the previous problem's result goes first
                 with np.errstate(all="ignore"):
                     self._acc = (key, acceptance_for(problem))
@@ -97,7 +94,7 @@ class Rows:
         return spec
 
     def __call__(self, task: RowTask):
-        """The row of ``task`` (a dict), or for ``peers`` a list of ``(name, why)``."""
+        """The :class:`Row` of ``task``, or for ``peers`` a list of ``(name, why)``."""
         problem = Problem.parse(task.problem)
         if task.kind == "peers":
             return [(p.name, why) for p, why in peers_mod.for_op(problem.op, task.peers)]
@@ -105,7 +102,7 @@ class Rows:
         if task.kind == "spec":
             return spec_row(problem, self.opts, work, self.bandwidth)
         if task.kind == "variant":
-            from . import registry
+            from .. import registry
             return variant_row(registry.get(task.target), task.name, problem, self.opts, work, self.bandwidth,
                                task.skip, task.only, task.big, self._spec_of(problem))
         if task.kind == "peer":
@@ -125,8 +122,8 @@ def _serve(conn, backend_options: dict, env: dict, opts: RowOptions, backends: l
     """The worker: configure the backends as the parent did, then compute tasks until ``None``."""
     start_own_group()
     os.environ.update(env)
-    from .console import console
-    from .session import configure_backends
+    from ..console import console
+    from ..session import configure_backends
     configure_backends(backend_options)
     console.quiet = True                      # the parent shows what runs
     rows = Rows(opts, backends, peers)
@@ -138,7 +135,7 @@ def _serve(conn, backend_options: dict, env: dict, opts: RowOptions, backends: l
         try:
             out = rows(task)
         except Exception as e:  # refconv's own code or a broken declaration: this row's error
-            out = {**task.row_id(), "median_s": None, "status": f"error: {type(e).__name__}: {e}"}
+            out = task.failed(f"error: {type(e).__name__}: {e}")
         except (KeyboardInterrupt, SystemExit) as e:  # raised by a kernel: a crash of this worker
             exit_like(e, conn)
         conn.send(("row", out, rows.bandwidth.cache))
@@ -175,9 +172,9 @@ class WorkerRows:
             if time.monotonic() - t0 > limit:
                 return "timeout"
 
-    def _failed(self, task: RowTask, status: str) -> dict:
+    def _failed(self, task: RowTask, status: str) -> Row:
         self.kill()
-        return {**task.row_id(), "median_s": None, "status": status}
+        return task.failed(status)
 
     def __call__(self, task: RowTask):
         if self.proc is None:
