@@ -34,7 +34,7 @@ class VariantId:
         parts = text.split("/") if isinstance(text, str) else []
         if len(parts) != 3 or not all(parts):
             raise ValueError(f"variant id {text!r} not accepted; accepted: {FORM} (three non-empty parts "
-                             f"separated by '/', e.g. matvec/numba_cpu/naive)")
+                             "separated by '/')")
         return cls(*parts)
 
     def __str__(self) -> str:

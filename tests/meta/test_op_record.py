@@ -384,10 +384,11 @@ def test_the_record_output_layout_is_the_spec_s_on_drawn_problems(op):
 def test_each_available_peer_of_a_record_times_the_record_s_small_bench_problem(op):
     # the peers are declared in the spec modules: a helper shadowed there, or an input the
     # declaration misnames, fails here (on the CPU; the GPU peers where a GPU is)
-    from refconv import bench, peers, timing
+    from refconv import peers, timing
+    from refconv.bench import problems
     listed = peers.for_op(op, "all")
     assert [p.name for p, _ in listed] == [c.name for c in ops.get(op).peers] and listed
-    problem = bench.bench_problem(op, "small")
+    problem = problems.bench_problem(op, "small")
     ran = 0
     for peer, why in listed:
         if why is None:
