@@ -229,6 +229,14 @@ BUILTIN_CASES = {
     "conv2d/triton/implicit_gemm": ("conv2d", {"dtype": "float32", "n": 2, "c": 2, "h": 5, "w": 6, "m": 3, "r": 3,
                                                "s": 2, "groups": 1, "bias": 1}, {"padding": 1, "dilation": 2},
                                     {"x": "random.1", "w": "random.2", "bias": "random.3"}, {}),
+    "conv2d/triton/cuconv_split": ("conv2d", {"dtype": "float32", "n": 2, "c": 5, "h": 5, "w": 6, "m": 3, "r": 3,
+                                              "s": 2, "groups": 1, "bias": 1}, {"padding": 1, "stride": 2},
+                                   {"x": "random.1", "w": "random.2", "bias": "random.3"},
+                                   {"block_pixels": 16, "block_c": 4}),
+    "conv2d/triton/cuconv_fused": ("conv2d", {"dtype": "float64", "n": 2, "c": 5, "h": 5, "w": 6, "m": 3, "r": 2,
+                                              "s": 3, "groups": 1, "bias": 1}, {"padding": 1, "dilation": 2},
+                                   {"x": "random.1", "w": "random.2", "bias": "random.3"},
+                                   {"block_pixels": 16, "block_c": 4}),
 }
 
 
