@@ -91,15 +91,16 @@ def print_problem(console, res: dict, repeat: int) -> None:
 
 
 def twins(rows) -> list[dict]:
-    """Variants of the same name timed on two or more backends (numba_cuda's kernels and their
-    OpenCL twins): ``[{"name", "times": {backend: seconds}, "ratio": slowest / fastest}]``."""
+    """Variants of the same op and name timed on two or more backends, whichever backends those
+    are (the table's columns are the backends found): ``[{"name", "times": {backend: seconds},
+    "ratio": slowest / fastest}]``, sorted by op, then name."""
     by_name: dict = {}
     for r in rows:
         if r.get("kind") == "variant" and r.get("median_s"):
-            _, backend, name = r["variant"].split("/", 2)
-            by_name.setdefault(name, {})[backend] = r["median_s"]
+            op, backend, name = r["variant"].split("/", 2)
+            by_name.setdefault((op, name), {})[backend] = r["median_s"]
     return [{"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
-            for n, t in sorted(by_name.items()) if len(t) > 1]
+            for (_, n), t in sorted(by_name.items()) if len(t) > 1]
 
 
 def print_twins(console, res: dict) -> None:
