@@ -265,6 +265,22 @@ def test_cuconv_split_with_1x1_filters_writes_the_output_in_one_launch(monkeypat
     assert launched == [kit.kernel_name(_cuconv_kernels.cuconv_scalar_prods)]
 
 
+def test_cuconv_constraints_refuse_a_huge_partial_buffer_and_draws_past_the_interpreter_budget():
+    from refconv import Problem, registry
+    split, fused = registry.get("conv2d/triton/cuconv_split"), registry.get("conv2d/triton/cuconv_fused")
+    params = {"block_pixels": 64, "block_c": 16, "num_warps": 4}
+    big = Problem("conv2d", {"dtype": "float32", "n": 1, "c": 1, "h": 4096, "w": 4096, "m": 64, "r": 3, "s": 3,
+                             "groups": 1, "bias": 0}, {"padding": 1}, {"x": "zero.1", "w": "zero.2"})
+    assert "partial buffer" in split.constraint(big, params)
+    costly = Problem("conv2d", {"dtype": "float32", "n": 1, "c": 64, "h": 16, "w": 16, "m": 8, "r": 3, "s": 3,
+                                "groups": 1, "bias": 0}, {}, {"x": "zero.1", "w": "zero.2"})
+    small = Problem("conv2d", {"dtype": "float32", "n": 1, "c": 3, "h": 6, "w": 6, "m": 2, "r": 3, "s": 3,
+                               "groups": 1, "bias": 0}, {}, {"x": "zero.1", "w": "zero.2"})
+    for v in (split, fused):
+        assert "interpreter" in v.constraint(costly, params), v.id
+        assert v.constraint(small, params) is None, v.id
+
+
 def test_the_cuconv_variants_are_twins_of_the_numba_cuda_and_opencl_ones_in_the_bench_report():
     from refconv import registry
     from refconv.bench_report import twins

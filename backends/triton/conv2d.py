@@ -83,6 +83,8 @@ def _constraint_igemm(problem, p):
 
 
 CUCONV_ORIGIN = "seeds/004_906959956e3859a4.txt (cuconv) §4.3 in Triton; issue 25"
+#: cuconv_split's partial buffer (host and device copies) is refused beyond this size
+PARTIAL_MAX_BYTES = 4 << 30
 CUCONV_PARAMS = (Param("block_pixels", (16, 32, 64, 128), 64), Param("block_c", (1, 4, 16, 32), 16),
                  Param("num_warps", (1, 2, 4, 8), 4))
 
@@ -122,15 +124,20 @@ def _run_fused(problem, out, block_pixels=64, block_c=16, num_warps=4):
 
 
 def _constraint_cuconv(split):
-    """CUDA's grid limits and the interpreter's budget: split's first launch is (pixel blocks,
-    N*M, R*S) programs of ceil(C / block_c) steps, its sum (pixel blocks, N*M) of R*S steps;
-    fused is (pixel blocks, N*M) programs of R*S*ceil(C / block_c) steps."""
+    """CUDA's grid limits, split's partial buffer (at most :data:`PARTIAL_MAX_BYTES`) and the
+    interpreter's budget: split's first launch is (pixel blocks, N*M, R*S) programs of
+    ceil(C / block_c) steps, its sum (pixel blocks, N*M) of R*S steps; fused is (pixel blocks,
+    N*M) programs of R*S*ceil(C / block_c) steps."""
     def constraint(problem, p):
         d = problem.dims
         ho, wo = _out_hw(problem)
         blocks, nm, k = kit.cdiv(max(ho * wo, 1), p["block_pixels"]), d["n"] * d["m"], d["r"] * d["s"]
         csteps = kit.cdiv(d["c"], p["block_c"])
         if split:
+            part = nm * k * ho * wo * np.dtype(d["dtype"]).itemsize if k > 1 else 0
+            if part > PARTIAL_MAX_BYTES:
+                return (f"the partial buffer N*R*S*M*Ho*Wo takes {part} bytes; cuconv_split allows at most "
+                        f"{PARTIAL_MAX_BYTES}")
             return (kit.grid_fits((blocks, nm, k)) or kit.budget(blocks * nm * k, csteps)
                     or (kit.budget(blocks * nm, k) if k > 1 else None))
         return kit.grid_fits((blocks, nm)) or kit.budget(blocks * nm, k * csteps)
