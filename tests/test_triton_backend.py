@@ -259,7 +259,8 @@ def test_cuconv_split_with_1x1_filters_writes_the_output_in_one_launch(monkeypat
     real = kit.launch
     monkeypatch.setattr(kit, "launch", lambda k, *a, **kw: launched.append(kit.kernel_name(k)) or real(k, *a, **kw))
     p = Problem("conv2d", {"dtype": "float32", "n": 2, "c": 3, "h": 4, "w": 5, "m": 2, "r": 1, "s": 1,
-                           "groups": 1, "bias": 1}, {"stride": 2}, {"x": "random.1", "w": "random.2", "bias": "random.3"})
+                           "groups": 1, "bias": 1}, {"stride": 2},
+                {"x": "random.1", "w": "random.2", "bias": "random.3"})
     r = check_example(registry.get("conv2d/triton/cuconv_split"), p, {"block_pixels": 16, "block_c": 1})
     assert r.status == "pass", (r.status, r.message)
     assert launched == [kit.kernel_name(_cuconv_kernels.cuconv_scalar_prods)]

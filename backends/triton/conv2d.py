@@ -104,8 +104,8 @@ def _run_split(problem, out, block_pixels=64, block_c=16, num_warps=4):
     geo = (C, H, W, M, Ho, Wo, R, S, sh, sw, ph, pw, dh, dw)
     if K == 1:
         return kit.launch(_cuconv().cuconv_scalar_prods, (gx, N * M, 1), x, f, b, kit.OUT, *geo, out=out,
-                          what=what, num_warps=num_warps, names=["x", "f", "bias", "out"], DIRECT=True, HAS_BIAS=has_bias,
-                          BP=block_pixels, BC=block_c)
+                          what=what, num_warps=num_warps, names=["x", "f", "bias", "out"], DIRECT=True,
+                          HAS_BIAS=has_bias, BP=block_pixels, BC=block_c)
     part = np.full(N * K * M * Ho * Wo, np.nan, x.dtype)      # a partial never written stays NaN
     kit.launch(_cuconv().cuconv_scalar_prods, (gx, N * M, K), x, f, b, kit.OUT, *geo, out=part,
                what=what, num_warps=num_warps, names=["x", "f", "bias", "part"], DIRECT=False,
