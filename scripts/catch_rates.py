@@ -4,6 +4,7 @@
 cases and draws (``ci`` profile, no flags) under several seeds.
 
     .venv/bin/python scripts/catch_rates.py [--seeds 8] [--examples 200] [--tolerance proven] [--json out.json]
+                                            [--only 'NAME,triton_*']
 
 Two numbers per class: ``per_run``, the fraction of seeded ``ci`` runs (the directed cases, then
 25 examples, no shrinking) that report the variant as failing (``directed``: the directed case
@@ -14,6 +15,7 @@ fails.  Run it on another checkout's code with ``PYTHONPATH`` to compare before 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -79,7 +81,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--examples", type=int, default=200)
     ap.add_argument("--tolerance", default="proven")
-    ap.add_argument("--only", help="comma-separated bug classes")
+    ap.add_argument("--only", help="comma-separated bug classes or globs of them (e.g. 'triton_*')")
     ap.add_argument("--json")
     ns = ap.parse_args(argv)
     os.environ["REFCONV_TOLERANCE"] = ns.tolerance
@@ -89,7 +91,7 @@ def main(argv=None):
     Session().configure()    # the backends as a plain `refconv check` has them (the simulator sanitizer on)
     out = {}
     for name, v in {**BUGS, **hazard_impls()}.items():
-        if ns.only and name not in ns.only.split(","):
+        if ns.only and not any(fnmatch.fnmatchcase(name, pat) for pat in ns.only.split(",")):
             continue
         t0 = time.perf_counter()
         caught, directed = 0, ""

@@ -229,6 +229,14 @@ BUILTIN_CASES = {
     "conv2d/triton/implicit_gemm": ("conv2d", {"dtype": "float32", "n": 2, "c": 2, "h": 5, "w": 6, "m": 3, "r": 3,
                                                "s": 2, "groups": 1, "bias": 1}, {"padding": 1, "dilation": 2},
                                     {"x": "random.1", "w": "random.2", "bias": "random.3"}, {}),
+    "conv2d/triton/cuconv_split": ("conv2d", {"dtype": "float32", "n": 2, "c": 5, "h": 5, "w": 6, "m": 3, "r": 3,
+                                              "s": 2, "groups": 1, "bias": 1}, {"padding": 1, "stride": 2},
+                                   {"x": "random.1", "w": "random.2", "bias": "random.3"},
+                                   {"block_pixels": 16, "block_c": 4}),
+    "conv2d/triton/cuconv_fused": ("conv2d", {"dtype": "float64", "n": 2, "c": 5, "h": 5, "w": 6, "m": 3, "r": 2,
+                                              "s": 3, "groups": 1, "bias": 1}, {"padding": 1, "dilation": 2},
+                                   {"x": "random.1", "w": "random.2", "bias": "random.3"},
+                                   {"block_pixels": 16, "block_c": 4}),
 }
 
 
@@ -241,6 +249,93 @@ def test_each_builtin_variant_passes_one_small_case_under_the_interpreter(vid):
     p = Problem(op, dims, options, fills)
     r = check_example(v, p, params)
     assert r.status == "pass", (r.status, r.message)
+
+
+def test_cuconv_split_with_1x1_filters_writes_the_output_in_one_launch(monkeypatch):
+    from refconv import Problem, registry
+    from refconv.backends.triton import _cuconv_kernels
+    from refconv.checking import check_example
+    launched = []
+    real = kit.launch
+    monkeypatch.setattr(kit, "launch", lambda k, *a, **kw: launched.append(kit.kernel_name(k)) or real(k, *a, **kw))
+    p = Problem("conv2d", {"dtype": "float32", "n": 2, "c": 3, "h": 4, "w": 5, "m": 2, "r": 1, "s": 1,
+                           "groups": 1, "bias": 1}, {"stride": 2},
+                {"x": "random.1", "w": "random.2", "bias": "random.3"})
+    r = check_example(registry.get("conv2d/triton/cuconv_split"), p, {"block_pixels": 16, "block_c": 1})
+    assert r.status == "pass", (r.status, r.message)
+    assert launched == [kit.kernel_name(_cuconv_kernels.cuconv_scalar_prods)]
+
+
+def test_cuconv_constraints_refuse_a_huge_partial_buffer_and_draws_past_the_interpreter_budget():
+    from refconv import Problem, registry
+    split, fused = registry.get("conv2d/triton/cuconv_split"), registry.get("conv2d/triton/cuconv_fused")
+    params = {"block_pixels": 64, "block_c": 16, "num_warps": 4}
+    big = Problem("conv2d", {"dtype": "float32", "n": 1, "c": 1, "h": 4096, "w": 4096, "m": 64, "r": 3, "s": 3,
+                             "groups": 1, "bias": 0}, {"padding": 1}, {"x": "zero.1", "w": "zero.2"})
+    assert "partial buffer" in split.constraint(big, params)
+    costly = Problem("conv2d", {"dtype": "float32", "n": 1, "c": 64, "h": 16, "w": 16, "m": 8, "r": 3, "s": 3,
+                                "groups": 1, "bias": 0}, {}, {"x": "zero.1", "w": "zero.2"})
+    small = Problem("conv2d", {"dtype": "float32", "n": 1, "c": 3, "h": 6, "w": 6, "m": 2, "r": 3, "s": 3,
+                               "groups": 1, "bias": 0}, {}, {"x": "zero.1", "w": "zero.2"})
+    for v in (split, fused):
+        assert "interpreter" in v.constraint(costly, params), v.id
+        assert v.constraint(small, params) is None, v.id
+
+
+def test_the_cuconv_variants_are_twins_of_the_numba_cuda_and_opencl_ones_in_the_bench_report():
+    from refconv import registry
+    from refconv.bench import Row
+    from refconv.bench.report import twins
+    names = {v.name for v in registry.variants(op="conv2d", backend="triton")}
+    assert {"cuconv_split", "cuconv_fused"} <= names
+    rows = [Row.of_variant(v, "ok", median_s=t) for v, t in
+            [("conv2d/numba_cuda/cuconv_split", 4.0), ("conv2d/opencl/cuconv_split", 2.0),
+             ("conv2d/triton/cuconv_split", 1.0), ("conv2d/triton/direct", 1.0),
+             ("matvec/opencl/same_name", 1.0), ("kron/triton/same_name", 2.0)]]
+    assert twins(rows) == [{"name": "cuconv_split", "times": {"numba_cuda": 4.0, "opencl": 2.0, "triton": 1.0},
+                            "ratio": 4.0}]
+
+
+# ----------------------------------------------------------------------------- the hazard kernels
+
+@pytest.fixture(scope="module")
+def hazard_runs():
+    """One seeded ci run (no shrinking) of every hazard of tests/meta/hazard_impls_triton.py and of
+    every fixed twin, in this process, the interpreter selected."""
+    import sys
+    from helpers import ROOT
+    sys.path.insert(0, str(ROOT / "tests" / "meta"))
+    from hazard_impls_triton import FIXED, HAZARDS
+    from refconv.runner import check_variant
+    kit.configure({"triton": "interpret"})
+    run = lambda v: check_variant(v, "ci", seed=0, db="none", failures_dir=None, shrink=False)  # noqa: E731
+    return {name: run(v) for name, v in HAZARDS.items()}, {name: run(v) for name, v in FIXED.items()}
+
+
+HAZARD_NAMES = ("triton_unmasked_load", "triton_unmasked_store", "triton_plain_cast", "triton_drops_last_block",
+                "triton_tf32_dot")
+
+
+@pytest.mark.parametrize("name", HAZARD_NAMES)
+def test_each_hazard_kernel_fails_a_ci_run_and_its_fixed_twin_passes(hazard_runs, name):
+    bad, good = hazard_runs
+    assert bad[name].status == "fail", (bad[name].status, bad[name].reason)
+    assert good[name].status == "pass", (good[name].status, good[name].reason)
+
+
+@pytest.mark.parametrize("name, access, array", [("triton_unmasked_load", "load", "img"),
+                                                  ("triton_unmasked_store", "store", "out")])
+def test_the_hazard_mask_mistakes_are_named_out_of_bounds(hazard_runs, name, access, array):
+    r = hazard_runs[0][name]
+    oob = [f for f in r.findings if f["class"] == "out-of-bounds"]
+    assert oob and oob[0]["access"] == access and oob[0]["array"] == array, r.findings
+    assert oob[0]["kernel"] == "tile_filter" and "hazard_impls_triton.py:" in oob[0]["line"], oob[0]
+
+
+@pytest.mark.parametrize("name", ["triton_plain_cast", "triton_drops_last_block", "triton_tf32_dot"])
+def test_the_hazard_arithmetic_mistakes_fail_on_values_without_a_finding(hazard_runs, name):
+    r = hazard_runs[0][name]
+    assert not r.findings and "not accepted" in r.reason, (r.findings, r.reason)
 
 
 # ----------------------------------------------------------------------------- a third-party plugin
