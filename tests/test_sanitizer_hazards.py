@@ -93,7 +93,7 @@ def test_the_fixed_twin_passes_with_the_sanitizer_on(in_process, name):
 
 def test_every_hazard_has_a_class_and_a_fixed_twin_with_the_same_op():
     assert set(HAZARDS) == set(FIXED) == set(CLASS)
-    from refconv.backends.numba_cuda.sanitizer import CLASSES
+    from refconv.tooling.cuda.sanitizer import CLASSES
     for name in HAZARDS:
         assert CLASS[name] in CLASSES and HAZARDS[name].op == FIXED[name].op, name
         assert FIXED[name].name == HAZARDS[name].name + "_fixed"
@@ -102,7 +102,7 @@ def test_every_hazard_has_a_class_and_a_fixed_twin_with_the_same_op():
 ARMING = r"""
 import sys
 import refconv.cuda as rc
-from refconv.backends.numba_cuda import sanitizer
+from refconv.tooling.cuda import sanitizer
 rc.configure("sim"{extra})
 assert "numba.cuda" not in sys.modules and not sanitizer.is_enabled()   # armed, nothing imported
 from numba import cuda                 # whoever imports the simulator first

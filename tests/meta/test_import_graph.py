@@ -139,10 +139,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_is_read_from_every_module():
     g = import_graph()
     assert {"refconv.cli", "refconv.session", "refconv.case", "refconv.specs.matvec",
-            "refconv.backends.numba_cuda._env", "refconv.backends.opencl"} <= set(g)
+            "refconv.tooling.cuda._env", "refconv.backends.opencl"} <= set(g)
     assert "refconv.variant" in g["refconv"] and "refconv.specs.matvec" in g["refconv.specs"]
     assert "refconv.session" in g["refconv.cli"] and "refconv.console" in g["refconv.bench"]
-    assert "refconv.backends.numba_cuda._env" in g["refconv.backends.numba_cuda"]   # from . import _common, _env
+    assert "refconv.tooling.cuda._env" in g["refconv.backends.numba_cuda"]   # from . import _common, _env
 
 
 def test_the_cycle_finder_finds_cycles():

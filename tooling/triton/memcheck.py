@@ -1,5 +1,5 @@
 """The memory checker of Triton's interpreter: every load and store of a kernel launched through
-:func:`refconv.backends.triton.kit.launch` is checked against the buffers passed to it.
+:func:`refconv.tooling.triton.kit.launch` is checked against the buffers passed to it.
 
 It wraps the interpreter's builder (``triton.runtime.interpreter.interpreter_builder``:
 ``create_masked_load`` / ``create_masked_store``, which ``tl.load`` / ``tl.store`` reach with or

@@ -1,5 +1,5 @@
 """Parent side of the compile check: specialisations per variant, then a pool of worker processes
-(``python -m refconv.backends.numba_cuda.compile_check --worker IN OUT``, with
+(``python -m refconv.tooling.cuda.compile_check --worker IN OUT``, with
 ``NUMBA_ENABLE_CUDASIM=0``), and their findings gathered per variant."""
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def preflight(variants, options=None) -> dict:
         with open(inp, "w") as f:
             json.dump({"cc": list(cc), "tasks": chunk, "ptxas": options.get("ptxas", True)}, f)
         log = open(os.path.join(tmp, f"log{i}.txt"), "w")
-        p = subprocess.Popen([sys.executable, "-m", "refconv.backends.numba_cuda.compile_check",
+        p = subprocess.Popen([sys.executable, "-m", "refconv.tooling.cuda.compile_check",
                               "--worker", inp, outp], env=env, stdout=log, stderr=subprocess.STDOUT)
         procs.append((p, chunk, outp, log))
     t_end = time.monotonic() + timeout
