@@ -9,7 +9,7 @@ The method (see docs/performance.md):
   example (a variant that fails is reported, not timed); this run also compiles the kernels and
   warms the caches, so compile time stays out of the timings.
 * Then ``--repeat`` timed runs.  In each, the backend records a device interval around each of
-  its launches (:mod:`refconv.timing`: CUDA events, OpenCL profiling events), after overwriting
+  its launches (:mod:`refconv.timing`: the device's events), after overwriting
   ``--flush-bytes`` of device memory (cold L2; the device busy while the host issues the launch);
   the *kernel time* of the run is their sum.  The *end-to-end time* is the host clock around
   the whole ``Variant.run`` (transfers, allocation, launch overhead included), from separate
@@ -26,7 +26,7 @@ The method (see docs/performance.md):
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
 * The JSON and Markdown are rewritten after every problem (a run stopped by a time limit keeps
   what it finished); ``refconv bench-report`` merges the reports of runs that split the problems.
-* Rows whose device is simulated (the CUDA simulator, Oclgrind) are checked, timed once and
+* Rows whose device is simulated (``Target.simulated``) are checked, timed once and
   labelled: their times mean nothing.  A preset or ``--scale paper`` (GPU sizes) skips them,
   saying what it needs.
 """

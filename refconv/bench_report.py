@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 
 STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
+#: the peers' libraries, whose versions the report records beside the backends' (``Backend.versions``)
+PEER_MODULES = ("torch", "cupy", "cv2", "scipy")
 _CF_NAME = re.compile(r"^(GM|CM|SM)(?:_CF(\d+))?(_Vec)?$")
 
 
@@ -64,8 +66,10 @@ def device_notes(backends, hooks_of) -> list[str]:
         if why:
             notes.append(why)
     if notes:
-        notes.append("kernel times need a GPU (numba_cuda: a CUDA GPU; opencl: --opencl nvidia); "
-                     "simulated rows are labelled and have no time, ratio or roofline")
+        from .registry import real_target
+        hints = "; ".join(f"{b}: {real_target(b)}" for b in sorted(backends) if real_target(b))
+        notes.append("kernel times need a real target" + (f" ({hints})" if hints else "")
+                     + "; simulated rows are labelled and have no time, ratio or roofline")
     return notes
 
 
@@ -91,8 +95,8 @@ def print_problem(console, res: dict, repeat: int) -> None:
 
 
 def twins(rows) -> list[dict]:
-    """Variants of the same name timed on two or more backends (numba_cuda's kernels and their
-    OpenCL twins): ``[{"name", "times": {backend: seconds}, "ratio": slowest / fastest}]``."""
+    """Variants of the same name timed on two or more backends (a kernel and its twin in another
+    kernel language): ``[{"name", "times": {backend: seconds}, "ratio": slowest / fastest}]``."""
     by_name: dict = {}
     for r in rows:
         if r.get("kind") == "variant" and r.get("median_s"):
@@ -165,7 +169,8 @@ def _derive(res: dict) -> dict:
 def report(results: list, ns, notes: list, bandwidth: dict, where: dict | None = None) -> dict:
     import numpy
     vers = {"python": platform.python_version(), "numpy": numpy.__version__}
-    for mod in ("numba", "numba_cuda", "pyopencl", "torch", "cupy", "cv2", "scipy"):
+    from .registry import version_modules
+    for mod in version_modules() + PEER_MODULES:
         try:
             vers[mod] = __import__(mod).__version__
         except Exception:

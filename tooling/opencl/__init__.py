@@ -43,7 +43,7 @@ from ._platform import (CHOICES, TARGETS, Env, OpenCLUnavailable, available, con
                         env, has_fp64, has_subgroups, platforms, target, target_info, using)
 
 __all__ = [
-    "TARGETS", "CHOICES", "OPTION", "BENCH", "backend_fields", "configure", "using", "target", "available",
+    "TARGETS", "CHOICES", "OPTION", "BENCH", "ENV_PREFIXES", "backend_fields", "configure", "using", "target", "available",
     "describe", "target_info", "platforms", "device", "has_fp64", "has_subgroups", "require_fp64", "Env", "env",
     "OpenCLUnavailable", "OpenCLBuildError", "FP64_PREAMBLE", "program", "kernel", "check_local", "fits_memory",
     "roundup", "to_device", "scratch", "output", "OUT", "launch", "diagnosed", "timed", "diagnostics",
@@ -67,7 +67,13 @@ def backend_fields() -> dict:
     """The ``Backend`` fields that make a pyopencl backend follow the selected target:
     ``Backend(name=..., variants=..., **refconv.opencl.backend_fields())``."""
     return {"available": available, "options": (OPTION,), "configure": configure,
-            "describe": describe, "target": target_info, "bench": BENCH}
+            "describe": describe, "target": target_info, "bench": BENCH,
+            "env_prefixes": ENV_PREFIXES, "versions": ("pyopencl",), "real_target": "--opencl nvidia or pocl"}
+
+
+#: the environment a worker process inherits for OpenCL (``Backend.env_prefixes``): the ICD
+#: loader's ``OCL_ICD_*``, Oclgrind's ``OCLGRIND_*``, PoCL's ``POCL_*``
+ENV_PREFIXES = ("OCL", "OCLGRIND", "POCL")
 
 
 def require_fp64(what: str = "float64") -> None:

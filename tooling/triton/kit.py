@@ -486,4 +486,5 @@ def backend_fields() -> dict:
     """The ``Backend`` fields that make a Triton backend follow ``--triton``:
     ``Backend(name=..., variants=..., **refconv.triton.backend_fields())``."""
     return {"available": available, "options": (OPTION,), "configure": configure,
-            "describe": describe, "target": target, "bench": BENCH}
+            "describe": describe, "target": target, "bench": BENCH, "versions": ("triton",),
+            "real_target": "--triton gpu, on a machine with a CUDA GPU"}
