@@ -10,53 +10,23 @@ already imported.
 """
 from __future__ import annotations
 
-import importlib.abc
 import sys
-import threading
+
+from ..import_hook import after_import
+from ..sim_scheduler import ARM_ORDER as _SCHEDULER_ORDER
 
 _KERNEL_MODULE = "numba.cuda.simulator.kernel"
+#: :func:`arm`'s place among the callbacks run at the simulator's import: after the scheduler's
+ARM_ORDER = _SCHEDULER_ORDER + 1
 _state = {"armed": False}
-_busy = threading.local()
 
 
-class _ArmFinder(importlib.abc.MetaPathFinder):
-    """Wraps the loader of ``numba.cuda.simulator.kernel`` so that :func:`enable` runs right
-    after the module is executed.  Other finders that wrap the same module (the simulator
-    scheduler's) are asked first and keep their wrapping; a guard stops them from asking this
-    finder back."""
-
-    def find_spec(self, name, path, target=None):
-        if name != _KERNEL_MODULE or getattr(_busy, "on", False):
-            return None
-        _busy.on = True
-        try:
-            for finder in sys.meta_path:
-                if finder is self or not hasattr(finder, "find_spec"):
-                    continue
-                spec = finder.find_spec(name, path, target)
-                if spec is not None:
-                    break
-            else:
-                return None
-        finally:
-            _busy.on = False
-        loader = spec.loader
-        exec_module = getattr(loader, "exec_module", None)
-        if exec_module is None:  # pragma: no cover
-            return None
-
-        class _Loader(importlib.abc.Loader):
-            def create_module(self, spec):
-                return loader.create_module(spec)
-
-            def exec_module(self, module):
-                exec_module(module)
-                if _state["armed"]:
-                    from ._core import enable
-                    enable()
-
-        spec.loader = _Loader()
-        return spec
+def _on_import(module) -> None:
+    """Run after the simulator's kernel module is executed (after the scheduler's patch):
+    :func:`enable` while armed."""
+    if _state["armed"]:
+        from ._core import enable
+        enable()
 
 
 def arm() -> None:
@@ -69,8 +39,7 @@ def arm() -> None:
             from ._core import enable    # nothing to arm; the backend's reason() reports the conflict
             enable()
         return
-    if not any(isinstance(f, _ArmFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _ArmFinder())
+    after_import(_KERNEL_MODULE, _on_import, order=ARM_ORDER)
 
 
 def disarm() -> None:
