@@ -6,8 +6,8 @@ import time
 from refconv.pool import configure_backends
 
 configure_backends({"cuda": "gpu"})
-from refconv.backends.numba_cuda import _common  # noqa: E402
-from refconv.backends.numba_cuda import _env  # noqa: E402
+from refconv.tooling.cuda import _common  # noqa: E402
+from refconv.tooling.cuda import _env  # noqa: E402
 
 cuda = _env.cuda()
 h = _common._hold()
