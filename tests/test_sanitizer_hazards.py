@@ -128,7 +128,7 @@ def test_the_sanitizer_is_armed_by_default_and_enabled_at_the_simulators_import(
 def cli_run(tmp_path_factory):
     """``refconv check --backend hazards --profile ci`` with no option at all, simulator chosen by
     ``auto`` on this GPU-less machine; JSON, JUnit and reproducers written."""
-    from backends.numba_cuda._env import detect_gpu
+    from refconv.tooling.cuda._env import detect_gpu
     if detect_gpu()[0]:
         pytest.skip("this machine has a GPU: --cuda auto would not pick the simulator")
     root = tmp_path_factory.mktemp("hazards")

@@ -14,7 +14,7 @@ from helpers import plugin_env, refconv_cli
 pytest.importorskip("triton")
 
 from refconv import findings  # noqa: E402
-from refconv import triton as kit  # noqa: E402
+from refconv.tooling.triton import kit  # noqa: E402
 
 import triton.language as tl  # noqa: E402
 
