@@ -150,7 +150,7 @@ def _shfl_available(base):
         if why:
             return why
         if _env.is_sim():
-            from .sim_scheduler import warps_supported
+            from refconv.tooling.cuda.sim_scheduler import warps_supported
             if not warps_supported():
                 return ("warp shuffles (cuda.shfl_down_sync) run under the CUDA simulator only on "
                         "refconv's scheduler, which is off (REFCONV_SIM_SCHEDULER=numba or an "
