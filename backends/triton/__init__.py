@@ -17,7 +17,7 @@ import importlib
 
 from refconv.variant import Backend
 
-from refconv.tooling.triton import kit
+from refconv.tooling.triton import kit  # noqa: F401  (plugins import kit and backend_fields from here too)
 from refconv.tooling.triton.kit import backend_fields
 
 _MODULES = ("filter2d", "sobel", "matvec", "kron", "conv2d")

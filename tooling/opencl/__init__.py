@@ -62,6 +62,10 @@ OPTION = BackendOption(
 #: times flagged as meaningless.
 BENCH = BenchHooks(copy=bench_copy, simulated=bench_simulated)
 
+#: the environment a worker process inherits for OpenCL (``Backend.env_prefixes``): the ICD
+#: loader's ``OCL_ICD_*``, Oclgrind's ``OCLGRIND_*``, PoCL's ``POCL_*``
+ENV_PREFIXES = ("OCL", "OCLGRIND", "POCL")
+
 
 def backend_fields() -> dict:
     """The ``Backend`` fields that make a pyopencl backend follow the selected target:
@@ -70,10 +74,6 @@ def backend_fields() -> dict:
             "describe": describe, "target": target_info, "bench": BENCH,
             "env_prefixes": ENV_PREFIXES, "versions": ("pyopencl",), "real_target": "--opencl nvidia or pocl"}
 
-
-#: the environment a worker process inherits for OpenCL (``Backend.env_prefixes``): the ICD
-#: loader's ``OCL_ICD_*``, Oclgrind's ``OCLGRIND_*``, PoCL's ``POCL_*``
-ENV_PREFIXES = ("OCL", "OCLGRIND", "POCL")
 
 
 def require_fp64(what: str = "float64") -> None:
