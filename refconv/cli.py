@@ -1,7 +1,7 @@
 """``refconv`` command line: ``list``, ``check``, ``repro``, ``merge``, ``bench``, ``specs``.
 
 Backends add their own options to ``check``/``list``/``bench`` through
-:class:`refconv.variant.BackendOption` (e.g. ``--opencl TARGET``); the core names none.
+:class:`refconv.variant.BackendOption` (e.g. a ``--TARGET`` choice); the core names none.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Backend-neutral compile-check specialisations: for one variant, the tiny problems and launch
 parameters a GPU-less compile check should compile it for.
 
-A compile check (``refconv check --compile`` for numba-cuda kernels; any backend may use the same
-list) compiles the kernels a variant launches for a few small problems inside its ``supports``
+A compile check (a backend's ``Backend.preflight`` that compiles its kernels for a real GPU
+without one; any backend may use the same list) compiles the kernels a variant launches for a few small problems inside its ``supports``
 crossed with its launch parameters, instead of the thousands the checker draws.
 :func:`specialisations` lists them: the variant's default ``Param`` values plus combinations
 that cover every value of every ``Param`` (``mode="all"``: the whole product), for every

@@ -1,8 +1,8 @@
 """The cost of one example on a simulator, and the budget a profile gives it.
 
-On a simulator (the CUDA simulator, Oclgrind) the time of an example is set by the *simulated
-work* of its launch, not by the problem's size alone: ``matvec/numba_cuda/block_per_row`` takes
-0.01 s of CPU at ``threads=2`` and 15 s at ``threads=512`` on the same 40 x 40 matrix.  So that
+On a simulator the time of an example is set by the *simulated work* of its launch, not by the
+problem's size alone: a matvec kernel with one block per row took 0.01 s of CPU at ``threads=2``
+and 15 s at ``threads=512`` on the same 40 x 40 matrix under a GPU simulator.  So that
 the time of a profile's run does not depend on which launch parameters a seed happens to draw,
 
 * a variant may declare ``cost(problem, params)``: the simulated work of one example in *work

@@ -23,16 +23,17 @@ your own kernels*):
 * **the compile check** -- ``Backend(preflight=refconv.cuda.preflight)`` compiles the plugin's
   kernels for a real GPU without one under ``--compile``.
 
-Only backends and plugins import this module; the core engine never does (it names no backend).
-It imports nothing from numba until a function needs it.
+The implementation lives in :mod:`refconv.tooling.cuda`.  Only backends and plugins import this
+module; the core engine never does (it names no backend).  It imports nothing from numba until a
+function needs it.
 """
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from refconv.backends.numba_cuda import _common, _env
-from refconv.backends.numba_cuda import preflight as _preflight
-from refconv.backends.numba_cuda import sim_scheduler as _sched
+from refconv.tooling.cuda import _common, _env
+from refconv.tooling.cuda import sim_scheduler as _sched
+from refconv.tooling.cuda.preflight import preflight as _preflight
 
 __all__ = ["configure", "mode", "is_sim", "cuda", "reason", "describe", "target", "limits", "fits",
            "cdiv", "device_out", "copy_back", "to_device_poisoned", "from_device", "launch",
@@ -167,7 +168,7 @@ def compile_check(variants: Iterable, options: Mapping[str, Any] | None = None) 
     with ``compile-error`` / ``launch-error`` / ``compile-check-failed`` (each fails the variant;
     also when the check compiled nothing for it) and ``compile-info`` (registers, shared memory:
     a report).  Needs NVVM (``numba-cuda[cu13]``).  See docs/sanitizer.md, *The compile check*."""
-    from refconv.backends.numba_cuda.compile_check import preflight as run
+    from refconv.tooling.cuda.compile_check import preflight as run
     return run(list(variants), options)
 
 

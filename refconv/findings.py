@@ -1,6 +1,6 @@
 """Findings: problems a backend's own instrumentation notices while a variant runs.
 
-A backend (e.g. a sanitizer wrapped around a simulator, or a checking OpenCL platform) calls
+A backend (e.g. a sanitizer wrapped around a simulator, or a checking device platform) calls
 :func:`report` during ``Variant.run``; the checker collects the findings of each example and
 treats any finding as a failure of that example, whatever the output values.  Each finding is a
 plain dict with at least ``class`` (e.g. ``"shared-race"``) and ``message``; further keys say where
@@ -23,7 +23,7 @@ def report(cls: str, message: str, **where) -> None:
 
 def collecting() -> bool:
     """True inside a :func:`collect` on this thread (a check is collecting findings): instrumentation
-    that also warns or logs outside a check (e.g. the numba_cuda sanitizer) asks this instead of
+    that also warns or logs outside a check (e.g. a simulator's sanitizer) asks this instead of
     looking at the collection stack."""
     return bool(getattr(_local, "stack", None))
 

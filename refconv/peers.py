@@ -121,7 +121,7 @@ def _spin(events_from: str):
     """Enqueue a one-thread kernel that spins for :data:`HOLD_CYCLES` on the current stream and
     return an event recorded right after it.  This is the peers' stream hold: the device is busy
     while the host issues the timed call, so the start event fires when the spin (and the flush)
-    end, not when the host began, as the variants' hold does (numba_cuda, OpenCL).  The hold held
+    end, not when the host began, as the variants' hold does (the backends' bench hooks).  The hold held
     if the event had not fired yet when the host finished issuing (:func:`_gpu_timed` asks)."""
     if events_from == "torch":
         import torch

@@ -2,7 +2,7 @@
 per variant, and a variant whose example runs past the per-example time limit is reported as an
 ``error`` (hang) while the run carries on with the others.
 
-Workers are started with the ``spawn`` method (OpenCL and CUDA runtimes do not survive ``fork``);
+Workers are started with the ``spawn`` method (GPU runtimes do not survive ``fork``);
 each receives the backend options and configures its backends before checking.  A worker sends
 ``start``/``done`` events for every example; the parent kills a worker whose current example has
 run longer than ``timeout`` seconds, records the hang with the example's one-line case, and

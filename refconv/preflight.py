@@ -1,4 +1,4 @@
-"""Backend preflight steps (``Backend.preflight``, e.g. the numba_cuda compile check) and how
+"""Backend preflight steps (``Backend.preflight``, e.g. a compile check) and how
 their findings change a variant's verdict, shared by ``refconv check`` and the pytest plugin.
 
 A preflight returns ``{variant_id: [finding dicts]}``.  Findings of class ``*-info`` (e.g.

@@ -13,8 +13,11 @@ import signal
 
 
 def worker_env() -> dict:
-    """The environment variables a worker inherits from the parent (backend and refconv settings)."""
-    return {k: v for k, v in os.environ.items() if k.startswith(("REFCONV_", "NUMBA_", "OCL", "OCLGRIND", "POCL"))}
+    """The environment variables a worker inherits from the parent: those whose names start with
+    one of :func:`refconv.registry.env_prefixes` (``REFCONV_`` and what each backend declares)."""
+    from .registry import env_prefixes
+    prefixes = env_prefixes()
+    return {k: v for k, v in os.environ.items() if k.startswith(prefixes)}
 
 
 class Terminated(KeyboardInterrupt):

@@ -41,7 +41,7 @@ class Profile:
     ``real_targets_only``: refuse variants whose backend runs on a simulator (days, not minutes).
     ``sim_work``: on a simulator, the most work units one example may cost (the variant's
     ``cost``, :mod:`refconv.cost`; a unit is about one simulated thread's loop step, 4 µs of
-    CPU under the CUDA simulator on a 2-core box); launch parameters and sizes are drawn inside it.  None: no budget."""
+    CPU under a GPU simulator on a 2-core box); launch parameters and sizes are drawn inside it.  None: no budget."""
 
     name: str
     max_examples: int

@@ -17,7 +17,7 @@ Every item runs the same Hypothesis check as the CLI (:func:`refconv.runner.chec
 failures show the minimised case and the reproducer path; the Hypothesis statistics of each
 variant are printed in the terminal summary (and attached as the report section "refconv
 statistics" and the user property ``refconv_statistics``).  Backend options appear as
-``--refconv-<flag>`` (e.g. ``--refconv-opencl oclgrind``).
+``--refconv-<flag>`` (e.g. ``--refconv-target sim`` for a backend's ``--target sim``).
 
 Option values that are not accepted (``--refconv-examples 0``, an unknown profile, a selection
 that matches no installed backend or variant, a node id of no selected variant, a bad

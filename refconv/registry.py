@@ -153,7 +153,31 @@ def simulated_reason(variant, profile) -> str | None:
         return None
     t = target(variant.backend)
     if t is not None and t.simulated:
+        hint = real_target(variant.backend)
         return (f"profile {profile.name!r} draws seed-scale problems (3072² images, 125 GiB Kronecker "
                 f"products); {variant.backend} runs on {t.name}, a simulator, where that takes days: use "
-                f"--profile ci or dev there, or a real target (--cuda gpu, --opencl nvidia/pocl)")
+                f"--profile ci or dev there" + (f", or a real target ({hint})" if hint else ""))
     return None
+
+
+def _loaded() -> list[Backend]:
+    return [b for b in backends().values() if isinstance(b, Backend)]
+
+
+def env_prefixes() -> tuple[str, ...]:
+    """The prefixes of the environment variables a worker process inherits: ``REFCONV_`` and every
+    loaded backend's ``Backend.env_prefixes``, sorted, without repeats."""
+    return tuple(sorted({"REFCONV_", *(p for b in _loaded() for p in b.env_prefixes)}))
+
+
+def version_modules() -> tuple[str, ...]:
+    """The modules whose versions ``refconv bench`` records for the backends: every loaded
+    backend's ``Backend.versions``, in order of backend name, without repeats."""
+    return tuple(dict.fromkeys(m for b in _loaded() for m in b.versions))
+
+
+def real_target(name: str) -> str:
+    """``Backend.real_target`` of backend ``name`` (how to select a real target), ``""`` when it
+    does not say or is not loaded."""
+    b = backends().get(name)
+    return b.real_target if isinstance(b, Backend) else ""

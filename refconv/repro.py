@@ -3,10 +3,10 @@
 The file holds the variant id, the one-line case (:class:`refconv.case.Case`: problem descriptor
 ``@`` launch params), the inputs themselves (dtype, shape, base64 bytes — so a replay does not
 depend on the fill generator), the verdict and any findings, and how the run that found it was
-configured: ``backend_options`` (the values of every backend option, e.g. ``{"cuda": "sim",
-"sanitize": true}``) and ``tolerance`` (the float verdict).  ``refconv repro`` replays with those
-unless the command line or the environment sets them, so a finding of ``--sanitize`` or
-``--opencl oclgrind`` is replayed under the same instrument.
+configured: ``backend_options`` (the values of every backend option, e.g. ``{"target": "sim",
+"check": true}``) and ``tolerance`` (the float verdict).  ``refconv repro`` replays with those
+unless the command line or the environment sets them, so a finding of an instrumented target
+(a sanitizer, a checking simulator) is replayed under the same instrument.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _dec(d: dict) -> np.ndarray:
 
 def options_tag(variant: Variant, backend_options: dict) -> str:
     """The options of ``variant``'s backend that differ from their defaults, as a file-name part
-    (``opencl-oclgrind``, ``sanitize``; ``""`` when all are defaults), so that the reproducers of
+    (``target-sim``, ``check``; ``""`` when all are defaults), so that the reproducers of
     one case found under two targets or instruments are two files, not one overwritten."""
     import re
 

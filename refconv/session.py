@@ -5,7 +5,7 @@ pytest plugin (:mod:`refconv.pytest_plugin`) build a ``Session`` from their own 
 the same questions:
 
 * which backend options exist (:func:`backend_options`: the :class:`refconv.variant.BackendOption`
-  of every installed backend, e.g. ``--opencl TARGET``; the core names none) and their values
+  of every installed backend, e.g. a ``--target NAME`` choice; the core names none) and their values
   (:meth:`Session.option_values`: the command line, else the environment variable, else the
   value recorded in a reproducer, else the default);
 * configuring the backends with them (:meth:`Session.configure`: the target each backend runs
@@ -83,7 +83,7 @@ def flag_default(o: BackendOption):
 
 
 def negated_flag(o: BackendOption) -> str:
-    """The ``--no-`` form of a flag option (``--sanitize`` -> ``--no-sanitize``)."""
+    """The ``--no-`` form of a flag option (``--check`` -> ``--no-check``)."""
     return "--no-" + o.flag.lstrip("-")
 
 
@@ -97,7 +97,7 @@ def configure_backends(values: Mapping) -> None:
 
 def option_flags(values: Mapping) -> str:
     """The command-line form of option values that differ from the defaults, e.g.
-    ``--cuda sim --sanitize`` (for messages: how to run again with the same options)."""
+    ``--target sim --check`` (for messages: how to run again with the same options)."""
     words = []
     for _, o in backend_options():
         if o.dest not in values:
@@ -189,7 +189,7 @@ class Session:
         error: a CI script may pass the same options to every job)."""
         selected = {v.backend for v in variants}
         given = {dest for dest, val in self.options.items() if val is not None and val is not False}
-        owners: dict[str, list[str]] = {}    # an option may be declared by several backends (--opencl)
+        owners: dict[str, list[str]] = {}    # an option may be declared by several backends (a shared target option)
         for name, b in registry.backends().items():
             if isinstance(b, Backend):
                 for o in b.options:
@@ -224,7 +224,7 @@ class Session:
         """What makes a ``check`` a usage / environment error before anything runs (exit 2):
 
         * a target the user explicitly asked for is missing (an availability reason that is a
-          :class:`refconv.variant.MissingTarget`: ``--cuda gpu`` without a GPU ...);
+          :class:`refconv.variant.MissingTarget`: a GPU asked for where there is none ...);
         * a backend named by ``--backend`` (a name or a glob that matches it) that failed to load
           or whose ``variants()`` raised.  Without ``--backend`` such a backend is shown as
           unavailable and does not change the exit status."""

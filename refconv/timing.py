@@ -2,7 +2,7 @@
 
 The rule: a backend that launches work on a device records, for each launch (or device-side
 copy it wants counted), one *interval* with :func:`record`, giving a function that returns the
-interval's length in seconds once the work has finished (CUDA events, OpenCL profiling events:
+interval's length in seconds once the work has finished (a GPU's events, profiling events:
 their elapsed time is only readable after the device is done).  ``refconv bench`` opens a
 :func:`collect` around one ``Variant.run``; when the run has returned (and so synchronised),
 :meth:`Intervals.seconds` resolves every interval, and the *kernel time* of that run is their

@@ -182,16 +182,16 @@ class MissingTarget(str):
 @dataclass(frozen=True)
 class BackendOption:
     """A command-line / environment option a backend adds to ``refconv check`` (and to the pytest
-    plugin as ``--refconv-<flag>``), e.g. the OpenCL target.  ``choices=None`` with
+    plugin as ``--refconv-<flag>``), e.g. the device a backend targets.  ``choices=None`` with
     ``is_flag=True`` makes it an on/off switch: ``--flag`` gives ``True``, ``--no-flag``
     (``--refconv-no-flag``) and a false-looking environment value (``0``, ``false``, ``no``,
     ``off``) give ``False``; when neither is given the value is ``default`` (``None``: ``False``),
     which may be a third value such as ``"auto"`` for "not given: the backend decides"."""
 
-    flag: str               # e.g. "--opencl"
-    dest: str               # e.g. "opencl"
+    flag: str               # e.g. "--target"
+    dest: str               # e.g. "target"
     help: str
-    env: str | None = None  # e.g. "REFCONV_OPENCL"
+    env: str | None = None  # e.g. "REFCONV_TARGET"
     choices: tuple | None = None
     default: Any = None
     is_flag: bool = False
@@ -201,8 +201,8 @@ class BackendOption:
 class Target:
     """Where a backend's variants run now, for ``refconv list`` and the profiles.
 
-    ``simulated``: the kernels run on a simulator or an instrumented interpreter (the CUDA
-    simulator, Oclgrind), where seed-scale problems would take days; the ``gpu`` profile refuses
+    ``simulated``: the kernels run on a simulator or an instrumented interpreter, where
+    seed-scale problems would take days; the ``gpu`` profile refuses
     such targets.  ``limits``: the device limits the variants' ``constraint`` functions use
     (``max_threads_per_block``, ``max_shared_bytes``, ``max_const_bytes``, ``max_grid`` (x, y, z),
     ``mem_bytes``, ...), as the device (or the simulator) reports them."""
@@ -218,11 +218,19 @@ class Backend:
     be slow); ``configure(options)`` receives the values of this backend's ``options`` before a
     run; ``preflight(variants, options)`` may run a per-variant step before checking (e.g. a
     compile check) and returns ``{variant_id: [finding dicts]}``; ``describe()`` returns a short
-    line about where it runs (e.g. "CUDA simulator" or the GPU name) for ``refconv list``.
+    line about where it runs (e.g. "simulator" or the GPU name) for ``refconv list``.
     ``available()`` returns ``None`` or a reason the whole backend cannot run here.
     ``target()`` (optional) returns the :class:`Target` it runs on now (after ``configure``).
     ``bench`` (optional, a :class:`refconv.timing.BenchHooks`) gives ``refconv bench`` a device
-    copy for the bandwidth roofline and says when the device is simulated."""
+    copy for the bandwidth roofline and says when the device is simulated.
+
+    What the engine needs to know about a backend's toolchain, so that it names none itself:
+    ``env_prefixes``, the prefixes of the environment variables its worker processes must inherit
+    from the parent (besides ``REFCONV_``, always inherited; e.g. a toolchain's own settings);
+    ``versions``, the importable modules whose ``__version__`` ``refconv bench`` records;
+    ``real_target``, how a user selects a real (not simulated) target for it (e.g. an option and
+    its value), quoted where a profile refuses a simulator or the bench has no kernel time.  The
+    defaults (nothing) keep plugins written before these fields working."""
 
     name: str
     variants: Callable[[], Sequence[Variant]]
@@ -233,3 +241,6 @@ class Backend:
     describe: Callable[[], str] = lambda: ""
     target: Callable[[], Target] | None = None
     bench: Any = None
+    env_prefixes: Sequence[str] = ()
+    versions: Sequence[str] = ()
+    real_target: str = ""

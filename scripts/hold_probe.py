@@ -1,4 +1,4 @@
-"""Does the bench's stream hold (backends/numba_cuda/_common._Hold) see the host's release?
+"""Does the bench's stream hold (tooling/cuda/_common._Hold) see the host's release?
 Times hold -> host sleep -> release -> synchronize: about the sleep when it works, the hold's
 poll limit (tens of ms) when the device cannot see the mapped word."""
 import time
@@ -6,8 +6,8 @@ import time
 from refconv.pool import configure_backends
 
 configure_backends({"cuda": "gpu"})
-from refconv.backends.numba_cuda import _common  # noqa: E402
-from refconv.backends.numba_cuda import _env  # noqa: E402
+from refconv.tooling.cuda import _common  # noqa: E402
+from refconv.tooling.cuda import _env  # noqa: E402
 
 cuda = _env.cuda()
 h = _common._hold()

@@ -19,7 +19,7 @@ if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 from numba import cuda  # noqa: E402
 
-from refconv.backends.numba_cuda.compile_check._fake_device import install_fakes  # noqa: E402
+from refconv.tooling.cuda.compile_check._fake_device import install_fakes  # noqa: E402
 
 CC = (9, 0)
 launches = []

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-from refconv.backends.numba_cuda import sim_scheduler  # noqa: E402
+from refconv.tooling.cuda import sim_scheduler  # noqa: E402
 from numba import cuda, float32, int32  # noqa: E402
 
 installed = sim_scheduler.install()

@@ -12,12 +12,12 @@ import numpy as np
 
 os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 MODE = sys.argv[1] if len(sys.argv) > 1 else "plain"
-from refconv.backends.numba_cuda import sim_scheduler  # noqa: E402
+from refconv.tooling.cuda import sim_scheduler  # noqa: E402
 from numba import cuda, float32, float64, int32, int64  # noqa: E402
 
 installed = sim_scheduler.install()
 if MODE == "sanitize":
-    from refconv.backends.numba_cuda import sanitizer
+    from refconv.tooling.cuda import sanitizer
     sanitizer.enable()
     warnings.simplefilter("ignore")
 FULL = 0xFFFFFFFF

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("numba_cuda")
 HERE = Path(__file__).resolve().parent
 
-from refconv.backends.numba_cuda import compile_check as cc  # noqa: E402
+from refconv.tooling.cuda import compile_check as cc  # noqa: E402
 from refconv.variant import Param, Variant  # noqa: E402
 
 

@@ -146,7 +146,7 @@ def test_diagnostics_gives_a_direct_call_its_findings_and_still_reports_to_the_c
 
 
 def test_fp64_preamble_only_where_double_is_used():
-    from refconv.backends.opencl import _build
+    from refconv.tooling.opencl import _build
     assert _build.uses_double("__kernel void k(__global double *y) {}")
     assert _build.uses_double("__kernel void k(__global T *y) {}", ("-DT=double",))
     assert not _build.uses_double("/* no double here */ __kernel void k(__global float *y) {} // double")

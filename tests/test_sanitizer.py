@@ -1,4 +1,4 @@
-"""The simulator sanitizer (refconv.backends.numba_cuda.sanitizer) on the CUDA bug corpus: the
+"""The simulator sanitizer (refconv.tooling.cuda.sanitizer) on the CUDA bug corpus: the
 right class AND the right source line for every bug, nothing on clean kernels, nothing on the
 shipped numba_cuda variants."""
 from __future__ import annotations
@@ -111,7 +111,7 @@ os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 from refconv import findings
 from sanitizer_corpus import cuda_kernels as ck
 ck.run_uninit_shared()
-from refconv.backends.numba_cuda.sanitizer import enable, disable, is_enabled
+from refconv.tooling.cuda.sanitizer import enable, disable, is_enabled
 enable(); enable()
 with findings.collect() as fs:
     ck.run_uninit_shared()
@@ -131,7 +131,7 @@ print("OK")
 def test_refuses_without_simulator():
     code = ("import os; os.environ['NUMBA_ENABLE_CUDASIM']='0'\n"
             "from numba import cuda\n"
-            "from refconv.backends.numba_cuda.sanitizer import enable\n"
+            "from refconv.tooling.cuda.sanitizer import enable\n"
             "try:\n    enable()\nexcept RuntimeError as e:\n    print('REFUSED', e)\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, NUMBA_ENABLE_CUDASIM="0"))

@@ -1,6 +1,6 @@
 """``refconv check --cuda gpu --sanitize`` without a GPU: compute-sanitizer's reports become the
 simulator sanitizer's finding classes, attributed to the case that was running
-(``refconv.backends.numba_cuda.gpu_sanitizer``); a child that dies is never a pass; a missing
+(``refconv.tooling.cuda.gpu_sanitizer``); a child that dies is never a pass; a missing
 tool is a clear reason; the simulator half of the run works on this machine.  The GPU half was
 run on a lent H100 (docs/sanitizer.md, *On a GPU*).
 
@@ -17,8 +17,8 @@ import pytest
 
 from helpers import ROOT
 
-from refconv.backends.numba_cuda import gpu_sanitizer as gs
-from refconv.backends.numba_cuda.gpu_sanitizer import _parse
+from refconv.tooling.cuda import gpu_sanitizer as gs
+from refconv.tooling.cuda.gpu_sanitizer import _parse
 
 MEMCHECK = """\
 ========= COMPUTE-SANITIZER
@@ -181,7 +181,8 @@ def test_a_missing_compute_sanitizer_is_a_reason_naming_where_it_was_looked_for(
 
 
 def test_without_gpu_sanitize_the_preflight_runs_nothing(monkeypatch):
-    from refconv.backends.numba_cuda import _env, preflight
+    from refconv.tooling.cuda import _env
+    from refconv.tooling.cuda.preflight import preflight
     monkeypatch.setattr(gs, "preflight", lambda *a: pytest.fail("the GPU sanitizer ran"))
     monkeypatch.setitem(_env._state, "gpu_sanitize", False)
     assert preflight([object()], {}) == {}
@@ -198,7 +199,7 @@ def test_the_simulator_child_names_the_early_return_with_its_case(tmp_path):
     env = plugin_env(tmp_path / "site", {"hazards": "from hazard_impls import backend\n"})
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "meta"), env["PYTHONPATH"]])
     env.pop("NUMBA_ENABLE_CUDASIM", None)
-    p = subprocess.run([sys.executable, "-m", "refconv.backends.numba_cuda.gpu_sanitizer", "--variant",
+    p = subprocess.run([sys.executable, "-m", "refconv.tooling.cuda.gpu_sanitizer", "--variant",
                         "conv2d/hazards/early_return_barrier", "--where", "sim", "--examples", "2"],
                        capture_output=True, text=True, env=env, timeout=600)
     out, err, rc = p.stdout, p.stderr, p.returncode

@@ -93,7 +93,7 @@ def test_the_fixed_twin_passes_with_the_sanitizer_on(in_process, name):
 
 def test_every_hazard_has_a_class_and_a_fixed_twin_with_the_same_op():
     assert set(HAZARDS) == set(FIXED) == set(CLASS)
-    from refconv.backends.numba_cuda.sanitizer import CLASSES
+    from refconv.tooling.cuda.sanitizer import CLASSES
     for name in HAZARDS:
         assert CLASS[name] in CLASSES and HAZARDS[name].op == FIXED[name].op, name
         assert FIXED[name].name == HAZARDS[name].name + "_fixed"
@@ -102,7 +102,7 @@ def test_every_hazard_has_a_class_and_a_fixed_twin_with_the_same_op():
 ARMING = r"""
 import sys
 import refconv.cuda as rc
-from refconv.backends.numba_cuda import sanitizer
+from refconv.tooling.cuda import sanitizer
 rc.configure("sim"{extra})
 assert "numba.cuda" not in sys.modules and not sanitizer.is_enabled()   # armed, nothing imported
 from numba import cuda                 # whoever imports the simulator first
@@ -128,7 +128,7 @@ def test_the_sanitizer_is_armed_by_default_and_enabled_at_the_simulators_import(
 def cli_run(tmp_path_factory):
     """``refconv check --backend hazards --profile ci`` with no option at all, simulator chosen by
     ``auto`` on this GPU-less machine; JSON, JUnit and reproducers written."""
-    from backends.numba_cuda._env import detect_gpu
+    from refconv.tooling.cuda._env import detect_gpu
     if detect_gpu()[0]:
         pytest.skip("this machine has a GPU: --cuda auto would not pick the simulator")
     root = tmp_path_factory.mktemp("hazards")

@@ -1,4 +1,4 @@
-"""refconv's event-driven simulator block scheduler (backends/numba_cuda/sim_scheduler.py) keeps
+"""refconv's event-driven simulator block scheduler (tooling/cuda/sim_scheduler.py) keeps
 the simulator's semantics: barriers, early exits, syncthreads_count, errors naming thread and
 block -- compared scenario by scenario with numba-cuda's own polling scheduler."""
 import json

@@ -1,4 +1,4 @@
-"""Warp-level operations under the CUDA simulator (backends/numba_cuda/sim_warps.py on refconv's
+"""Warp-level operations under the CUDA simulator (tooling/cuda/sim_warps.py on refconv's
 block scheduler): each operation against its CUDA definition (the expected values are computed
 here from the CUDA programming guide's / PTX's rules, lane = linear threadIdx mod 32), with and
 without the sanitizer; the sanitizer's ``warp-mask`` findings for masks naming absent, exited or

@@ -186,7 +186,7 @@ backend = Backend(name="numba_cuda_early", variants=_variants)
 
 
 def _gpu_present() -> bool:
-    from backends.numba_cuda._env import detect_gpu
+    from refconv.tooling.cuda._env import detect_gpu
     return detect_gpu()[0]
 
 

@@ -14,7 +14,7 @@ from helpers import plugin_env, refconv_cli
 pytest.importorskip("triton")
 
 from refconv import findings  # noqa: E402
-from refconv.backends.triton import kit  # noqa: E402
+from refconv.tooling.triton import kit  # noqa: E402
 
 import triton.language as tl  # noqa: E402
 
@@ -340,15 +340,15 @@ def test_the_hazard_arithmetic_mistakes_fail_on_values_without_a_finding(hazard_
 
 # ----------------------------------------------------------------------------- a third-party plugin
 
-#: a Triton plugin written against the public kit only (refconv.backends.triton: kit,
-#: backend_fields): one correct kernel (a plain @triton.jit, as people write them) and the five
+#: a Triton plugin written against the public kit only (refconv.triton): one correct kernel (a plain @triton.jit, as people write them) and the five
 #: mistakes of issue 25.
 PLUGIN = '''
 import numpy as np
 import triton
 import triton.language as tl
 from refconv import Backend, Range, Variant
-from refconv.backends.triton import backend_fields, kit
+from refconv import triton as kit
+from refconv.triton import backend_fields
 
 B = 4          # tile edge / block of the kernels below
 

@@ -49,4 +49,5 @@ def _target():
     return Target(name=f"host CPU ({os.cpu_count()} cores)", simulated=False, limits={"mem_bytes": mem})
 
 
-backend = Backend(name=NAME, variants=_variants, available=_available, describe=_describe, target=_target)
+backend = Backend(name=NAME, variants=_variants, available=_available, describe=_describe, target=_target,
+                  env_prefixes=("NUMBA_",), versions=("numba",))

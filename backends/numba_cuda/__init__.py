@@ -4,8 +4,8 @@ The same kernels run on a real GPU or under numba-cuda's simulator (``--cuda aut
 env ``REFCONV_CUDA``; ``auto`` picks the GPU when the driver reports one).  ``numba.cuda`` is
 imported lazily, after :func:`configure`, because ``NUMBA_ENABLE_CUDASIM`` must be set before its
 first import.  The mode, the poisoned device transfer, the simulator scheduler, the sanitizer and
-the compile check are published for third-party numba-cuda plugins as :mod:`refconv.cuda` (the
-same functions).  Each variant module exposes ``variants() -> list[Variant]``.  See
+the compile check live in :mod:`refconv.tooling.cuda`, published for third-party numba-cuda
+plugins as :mod:`refconv.cuda` (the same functions).  Each variant module exposes ``variants() -> list[Variant]``.  See
 docs/backends.md, section numba_cuda.
 """
 from __future__ import annotations
@@ -14,7 +14,8 @@ from refconv import Backend, BackendOption
 
 from refconv.timing import BenchHooks
 
-from . import _common, _env
+from refconv.tooling.cuda import _common, _env
+from refconv.tooling.cuda.preflight import preflight
 
 
 def available():
@@ -36,22 +37,6 @@ def configure(options):
     _env.configure(options)
 
 
-def preflight(variants, options):
-    """``Backend.preflight`` (this backend's, and any numba-cuda plugin's through
-    :func:`refconv.cuda.preflight`): the compile check under ``--compile``, and with ``--sanitize``
-    on a GPU the compute-sanitizer and simulator-sanitizer runs (``gpu_sanitizer``); else nothing."""
-    variants = list(variants)
-    out: dict = {}
-    if (options or {}).get("compile"):
-        from .compile_check import preflight as _pf
-        out = _pf(variants, options)
-    if _env.gpu_sanitizing():
-        from .gpu_sanitizer import preflight as _gs
-        for vid, found in _gs(variants, options).items():
-            out[vid] = list(out.get(vid, [])) + found
-    return out
-
-
 OPTIONS = (
     BackendOption(flag="--cuda", dest="cuda", env="REFCONV_CUDA", choices=("auto", "gpu", "sim"),
                   default="auto",
@@ -71,4 +56,6 @@ OPTIONS = (
 
 backend = Backend(name="numba_cuda", variants=_variants, available=available, options=OPTIONS,
                   configure=configure, preflight=preflight, describe=_env.describe, target=_env.target,
-                  bench=BenchHooks(copy=_common.bench_copy, simulated=_common.bench_simulated))
+                  bench=BenchHooks(copy=_common.bench_copy, simulated=_common.bench_simulated),
+                  env_prefixes=("NUMBA_",), versions=("numba", "numba_cuda"),
+                  real_target="--cuda gpu, on a machine with a CUDA GPU")

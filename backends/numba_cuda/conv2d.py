@@ -23,8 +23,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
+from refconv.tooling.cuda import _env
+from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/004_906959956e3859a4.txt"

@@ -20,8 +20,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from . import _env
-from ._common import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
+from refconv.tooling.cuda import _env
+from refconv.tooling.cuda._common import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"

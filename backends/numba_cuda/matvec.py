@@ -20,8 +20,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from . import _env
-from ._common import cdiv, fits, from_device, io_bytes, launch, sim_work, to_device_poisoned
+from refconv.tooling.cuda import _env
+from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, sim_work, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/002_bac98b268d2530e5.txt"
@@ -150,7 +150,7 @@ def _shfl_available(base):
         if why:
             return why
         if _env.is_sim():
-            from .sim_scheduler import warps_supported
+            from refconv.tooling.cuda.sim_scheduler import warps_supported
             if not warps_supported():
                 return ("warp shuffles (cuda.shfl_down_sync) run under the CUDA simulator only on "
                         "refconv's scheduler, which is off (REFCONV_SIM_SCHEDULER=numba or an "

@@ -2,11 +2,8 @@
 
 One small host module per op (``filter2d``, ``sobel``, ``matvec``, ``kron``, ``conv2d``) over the
 ``.cl`` sources beside them, all written against the public OpenCL tooling
-(:mod:`refconv.backends.opencl.tooling`, re-exported as :mod:`refconv.opencl`) that third-party
-pyopencl plugins use too.  The tooling's parts: ``_platform`` (targets, ICD setup, context and
-queue), ``_build`` (build cache, fp64 preamble, build logs, work-group limits), ``_buffers``
-(inputs, scratch, the poisoned output transfer, memory fit), ``_oclgrind`` (diagnostics as
-findings) and ``_bench`` (profiling events for ``refconv bench``).  Targets: ``pocl`` (default
+(:mod:`refconv.tooling.opencl`, re-exported as :mod:`refconv.opencl`) that third-party
+pyopencl plugins use too.  Targets: ``pocl`` (default
 without a GPU), ``oclgrind`` (checks every access, data races, barrier divergence; slow: use the
 ci profile) and ``nvidia``; choose with ``--opencl`` or ``REFCONV_OPENCL``.
 
@@ -18,7 +15,7 @@ from __future__ import annotations
 
 from refconv.variant import Backend
 
-from . import tooling
+from refconv.tooling import opencl as tooling
 
 _MODULES = ("filter2d", "sobel", "matvec", "kron", "conv2d")
 

@@ -7,11 +7,10 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import tooling as oc
-from ._build import package_source
+from refconv.tooling import opencl as oc
 from .matvec import type_opts
 
-SRC, SRC_NAME = package_source("conv2d.cl"), "conv2d.cl"
+SRC, SRC_NAME = oc.package_source("conv2d.cl", __package__), "conv2d.cl"
 
 ORIGIN = "seed 004 (cuconv B.Sc. project: scalar_prods + sum kernels, fused kernel, filters [M][R][S][C])"
 SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1), "c": Range(1),

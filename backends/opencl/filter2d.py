@@ -7,11 +7,10 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import tooling as oc
-from ._build import package_source
+from refconv.tooling import opencl as oc
 
-SRC_3X3, SRC_3X3_NAME = package_source("filter2d_3x3.cl"), "filter2d_3x3.cl"
-SRC_PMPP, SRC_PMPP_NAME = package_source("filter2d_pmpp.cl"), "filter2d_pmpp.cl"
+SRC_3X3, SRC_3X3_NAME = oc.package_source("filter2d_3x3.cl", __package__), "filter2d_3x3.cl"
+SRC_PMPP, SRC_PMPP_NAME = oc.package_source("filter2d_pmpp.cl", __package__), "filter2d_pmpp.cl"
 
 CFS = (2, 4, 8, 12, 16)
 MEMS = ("GM", "CM", "SM")

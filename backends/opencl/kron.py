@@ -6,10 +6,9 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import tooling as oc
-from ._build import package_source
+from refconv.tooling import opencl as oc
 
-SRC, SRC_NAME = package_source("kron.cl"), "kron.cl"
+SRC, SRC_NAME = oc.package_source("kron.cl", __package__), "kron.cl"
 
 ORIGIN = "seed 003 (Kronecker product of large dense matrices on the GPU)"
 SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n": Range(1),

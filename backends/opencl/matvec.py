@@ -6,10 +6,9 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import tooling as oc
-from ._build import package_source
+from refconv.tooling import opencl as oc
 
-SRC, SRC_NAME = package_source("matvec.cl"), "matvec.cl"
+SRC, SRC_NAME = oc.package_source("matvec.cl", __package__), "matvec.cl"
 
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, matrix-vector section)"
 SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}

@@ -5,10 +5,9 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import tooling as oc
-from ._build import package_source
+from refconv.tooling import opencl as oc
 
-SRC, SRC_NAME = package_source("sobel.cl"), "sobel.cl"
+SRC, SRC_NAME = oc.package_source("sobel.cl", __package__), "sobel.cl"
 
 ORIGIN = "seed 002 (Kim, Kim, Woo, Ihm: CUDA optimisation techniques, Sobel section)"
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),

@@ -2,9 +2,11 @@
 Triton's interpreter on the CPU (``--triton auto|gpu|interpret``, env ``REFCONV_TRITON``), with
 refconv's memory checker around every interpreted load and store.
 
-The kit (:mod:`refconv.backends.triton.kit`: the mode, lazy kernels, the host-array wrapper,
-launches with the poisoned output) and the memory checker (:mod:`.memcheck`) are what a
-third-party Triton plugin uses too (docs/plugins.md, section Triton).  One module per op, each
+The kit (:mod:`refconv.tooling.triton.kit`: the mode, lazy kernels, the host-array wrapper,
+launches with the poisoned output, :func:`backend_fields`) and the memory checker
+(:mod:`refconv.tooling.triton.memcheck`) are what a third-party Triton plugin uses too, through
+:mod:`refconv.triton` (docs/plugins.md, section Triton); ``kit`` and ``backend_fields`` stay
+importable from this package for plugins written before that module existed.  One module per op, each
 with ``variants()``; the kernels themselves are in ``_kernels`` (imported at the first launch).
 Importing this package never imports triton: without it the backend is listed as unavailable
 with the reason.
@@ -15,7 +17,8 @@ import importlib
 
 from refconv.variant import Backend
 
-from . import kit
+from refconv.tooling.triton import kit  # noqa: F401  (plugins import kit and backend_fields from here too)
+from refconv.tooling.triton.kit import backend_fields
 
 _MODULES = ("filter2d", "sobel", "matvec", "kron", "conv2d")
 
@@ -25,13 +28,6 @@ def _variants():
     for mod in _MODULES:
         vs += importlib.import_module(f"{__name__}.{mod}").variants()
     return vs
-
-
-def backend_fields() -> dict:
-    """The ``Backend`` fields that make a Triton backend follow ``--triton``:
-    ``Backend(name=..., variants=..., **refconv.backends.triton.backend_fields())``."""
-    return {"available": kit.available, "options": (kit.OPTION,), "configure": kit.configure,
-            "describe": kit.describe, "target": kit.target, "bench": kit.BENCH}
 
 
 backend = Backend(name="triton", variants=_variants, **backend_fields())

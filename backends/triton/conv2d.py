@@ -10,7 +10,7 @@ import numpy as np
 
 from refconv.variant import Param, Range, Variant
 
-from . import kit
+from refconv.tooling.triton import kit
 
 
 def _kern():

@@ -21,6 +21,8 @@ from ..errors import UsageError
 from .row import Row
 
 STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
+#: the peers' libraries, whose versions the report records beside the backends' (``Backend.versions``)
+PEER_MODULES = ("torch", "cupy", "cv2", "scipy")
 _CF_NAME = re.compile(r"^(GM|CM|SM)(?:_CF(\d+))?(_Vec)?$")
 
 
@@ -67,8 +69,10 @@ def device_notes(backends, hooks_of) -> list[str]:
         if why:
             notes.append(why)
     if notes:
-        notes.append("kernel times need a GPU (numba_cuda: a CUDA GPU; opencl: --opencl nvidia); "
-                     "simulated rows are labelled and have no time, ratio or roofline")
+        from ..registry import real_target
+        hints = "; ".join(f"{b}: {real_target(b)}" for b in sorted(backends) if real_target(b))
+        notes.append("kernel times need a real target" + (f" ({hints})" if hints else "")
+                     + "; simulated rows are labelled and have no time, ratio or roofline")
     return notes
 
 
@@ -183,7 +187,8 @@ def report(results: list, opts, notes: list, bandwidth: dict, where: dict | None
     options ``opts`` (a :class:`refconv.bench.options.BenchOptions`)."""
     import numpy
     vers = {"python": platform.python_version(), "numpy": numpy.__version__}
-    for mod in ("numba", "numba_cuda", "pyopencl", "torch", "cupy", "cv2", "scipy"):
+    from ..registry import version_modules
+    for mod in version_modules() + PEER_MODULES:
         try:
             vers[mod] = __import__(mod).__version__
         except Exception:

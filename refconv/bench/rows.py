@@ -113,8 +113,8 @@ class Bandwidth:
     def device_best(self, key: str, make) -> dict | None:
         """The hardware limit for a GPU row: the fastest device-to-device copy measured in this
         run over every GPU source (the backends' and the GPU peers'), so one backend's slower
-        copy path (numba-cuda's ``copy_to_device`` reaches about half of what the OpenCL and torch
-        copies do on an H100) does not inflate its own kernels' roofline.  Falls back to ``key``."""
+        copy path (one backend's host API copy may reach half of what another's does on the same
+        GPU) does not inflate its own kernels' roofline.  Falls back to ``key``."""
         got = [self.get(k, m) for k, m in [(key, make)] + [x for x in self.device_sources if x[0] != key]]
         ok = [g for g in got if g and g.get("bytes_per_s") and not g.get("simulated")]
         return max(ok, key=lambda g: g["bytes_per_s"]) if ok else self.get(key, make)

@@ -112,7 +112,8 @@ def _sim_right(problem, out, **_):
 
 def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying_what_they_need(tmp_path, monkeypatch):
     sim = Backend("simmeta", variants=lambda: [Variant("matvec", "simmeta", "k", _sim_right)],
-                  bench=BenchHooks(copy=_copy, simulated=lambda: "simmeta runs on a simulator here"))
+                  bench=BenchHooks(copy=_copy, simulated=lambda: "simmeta runs on a simulator here"),
+                  real_target="--simmeta-device gpu")
     capped = Backend("capmeta", variants=lambda: [Variant("matvec", "capmeta", "k", _matvec_right,
                                                           supports={"rows": Range(1, 300), "cols": Range(1, 300)})])
     _install(monkeypatch, sim, capped)
@@ -124,7 +125,7 @@ def test_simulated_rows_are_labelled_without_a_time_and_presets_skip_them_saying
     assert r["speedup"] is None and r["roofline_pct"] is None
     assert r["e2e_s"]["n"] == 1  # a simulated row is timed once: more runs would mean nothing
     assert any("simmeta runs on a simulator here" in n for n in rep["notes"])
-    assert any("kernel times need a GPU" in n for n in rep["notes"])
+    assert any("kernel times need a real target (simmeta: --simmeta-device gpu)" in n for n in rep["notes"])
     assert cli.main(["bench", "--timeout", "0", "--backend", "*meta", "--preset", "matvec-4096", "--repeat", "1", "--peers", "none",
                      "--json", str(tmp_path / "p.json")]) == 0
     rows = _rows(tmp_path / "p.json")

@@ -93,7 +93,7 @@ def test_host_copy_records_one_host_interval():
 def pocl():
     pytest.importorskip("pyopencl")
     from refconv import opencl as oc
-    from refconv.backends.opencl import _bench
+    from refconv.tooling.opencl import _bench
     with oc.using("pocl"):
         if oc.available():
             pytest.skip(oc.available())
@@ -159,7 +159,8 @@ def test_opencl_copy_hook_times_a_device_copy(pocl):
 _SIM_SCRIPT = r"""
 import json, numpy as np
 from refconv import Problem, timing
-from refconv.backends.numba_cuda import backend, _env
+from refconv.backends.numba_cuda import backend
+from refconv.tooling.cuda import _env
 from refconv.checking import acceptance_for, scratch_output
 _env.configure({"cuda": "sim"})
 
@@ -179,7 +180,7 @@ for vid, desc in [
     with timing.collect() as iv:
         _call(v, p)
     out[vid] = {"n": len(iv), "simulated": iv.simulated, "resolved": len(iv.seconds())}
-from refconv.backends.numba_cuda import _common
+from refconv.tooling.cuda import _common
 v = vs["filter2d/numba_cuda/GM"]
 p = Problem.parse("filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
 acc = acceptance_for(p)

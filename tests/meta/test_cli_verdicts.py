@@ -44,7 +44,7 @@ backend = Backend(name="aaa_gpu_importer", variants=lambda: [])
 
 
 def _gpu_present() -> bool:
-    from refconv.backends.numba_cuda._env import detect_gpu
+    from refconv.tooling.cuda._env import detect_gpu
     return detect_gpu()[0]
 
 

@@ -32,7 +32,7 @@ def test_collecting_is_true_only_inside_a_collection():
 
 
 def test_the_sanitizer_uses_the_public_collecting_not_the_private_stack():
-    src = (ROOT / "backends" / "numba_cuda" / "sanitizer" / "_core.py").read_text()
+    src = (ROOT / "tooling" / "cuda" / "sanitizer" / "_core.py").read_text()
     assert "findings._local" not in src and "findings.collecting()" in src
 
 
@@ -50,10 +50,11 @@ def _imports(path: Path) -> set:
 
 def test_no_engine_module_imports_refconv_cuda_or_a_backend():
     for path in sorted((ROOT / "refconv").glob("*.py")):
-        if path.name in ("cuda.py", "opencl.py"):   # the facades for plugins and backends
+        if path.name in ("cuda.py", "opencl.py", "triton.py"):   # the facades for plugins and backends
             continue
-        bad = {m for m in _imports(path) if m.startswith(("refconv.cuda", "refconv.opencl", "refconv.backends"))
-               or m in ("refconv..cuda", "refconv..opencl")}
+        bad = {m for m in _imports(path) if m.startswith(("refconv.cuda", "refconv.opencl", "refconv.triton",
+                                                          "refconv.backends", "refconv.tooling"))
+               or m in ("refconv..cuda", "refconv..opencl", "refconv..triton")}
         assert not bad, f"{path.name} imports {bad}"
 
 

@@ -116,7 +116,7 @@ def _children(pid):
 
 
 def test_a_compile_check_worker_over_its_cpu_limit_is_killed_and_named_a_hang():
-    from refconv.backends.numba_cuda.compile_check._pool import _wait_all
+    from refconv.tooling.cuda.compile_check._pool import _wait_all
     p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     ok = subprocess.Popen([sys.executable, "-c", "pass"])
     whys = _wait_all([p, ok], 0.5)

@@ -1,14 +1,21 @@
-"""The import graph of refconv's own modules (``refconv/``, ``specs/`` as ``refconv.specs``,
-``backends/`` as ``refconv.backends``), read from the source with :mod:`ast`:
+"""The import graph of refconv's own modules, read from the source with :mod:`ast`, and the layers
+it must respect.  Four folders form one namespace (pyproject's package-dir): ``specs/`` as
+``refconv.specs``, ``refconv/`` (the core, and the public facades ``refconv.cuda``,
+``refconv.opencl``, ``refconv.triton``), ``tooling/`` as ``refconv.tooling`` and ``backends/`` as
+``refconv.backends``.
 
-* the module-level imports (those that run when the module is imported: statements at module
-  level, in ``if``/``try``/``with`` blocks and class bodies there; not in functions, not under
-  ``if TYPE_CHECKING:``) form no cycle, and neither do all imports, function-local ones
-  included;
-* the core (``refconv/*.py``) names no specific backend package (``refconv.backends.<name>``),
-  at any level, function-local imports included: backends are found through their entry points;
-* only ``refconv/__main__.py`` imports the command line (``refconv.cli``): the session, the
-  console and the reports are modules of their own;
+* no import cycle, neither among the module-level imports (those that run when the module is
+  imported: statements at module level, in ``if``/``try``/``with`` blocks and class bodies there;
+  not in functions, not under ``if TYPE_CHECKING:``) nor with function-local imports included;
+* the layers, every import counted (function-local ones included), from the bottom:
+  specs import nothing of refconv outside ``refconv.specs``; the core imports the core and the
+  specs; tooling imports tooling, the core and the specs; a backend imports its own package,
+  tooling, the core and the specs (never another backend); the facades import only tooling;
+  so nothing under ``refconv/`` imports ``refconv.backends``;
+* the core's source -- code, strings, comments -- names no built-in backend, none of its options,
+  environment variables, packages or tools (the names are read from the backends'
+  declarations, plus the tools they drive); no module is exempt;
+* only ``refconv/__main__.py`` imports the command line (``refconv.cli``).
 * the specs (``refconv.specs``) are the ground floor: they import no refconv module outside
   ``refconv.specs``, at any level, and the op registry imports them at module level
   (``tests/meta/test_spec_imports.py`` checks their other imports).
@@ -22,7 +29,8 @@ import pytest
 from helpers import ROOT
 
 #: package name -> source folder (pyproject's package-dir)
-FOLDERS = {"refconv": ROOT / "refconv", "refconv.specs": ROOT / "specs", "refconv.backends": ROOT / "backends"}
+FOLDERS = {"refconv": ROOT / "refconv", "refconv.specs": ROOT / "specs", "refconv.tooling": ROOT / "tooling",
+           "refconv.backends": ROOT / "backends"}
 
 
 def _modules() -> dict[str, Path]:
@@ -34,7 +42,7 @@ def _modules() -> dict[str, Path]:
             if rel[-1] == "__init__":
                 rel = rel[:-1]
             name = ".".join((pkg,) + rel)
-            if pkg == "refconv" and rel and rel[0] in ("specs", "backends"):
+            if pkg == "refconv" and rel and rel[0] in ("specs", "tooling", "backends"):
                 continue   # not there in this layout; the folders above are the packages
             out[name] = path
     return out
@@ -141,11 +149,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_is_read_from_every_module():
     g = import_graph()
-    assert {"refconv.cli", "refconv.session", "refconv.case", "refconv.specs.matvec",
-            "refconv.backends.numba_cuda._env", "refconv.backends.opencl"} <= set(g)
+    assert {"refconv.cli", "refconv.session", "refconv.case", "refconv.specs.matvec", "refconv.tooling.cuda._env",
+            "refconv.tooling.opencl", "refconv.tooling.triton.kit", "refconv.backends.opencl"} <= set(g)
     assert "refconv.variant" in g["refconv"] and "refconv.specs.matvec" in g["refconv.specs"]
     assert "refconv.session" in g["refconv.cli"] and "refconv.console" in g["refconv.bench.command"]
-    assert "refconv.backends.numba_cuda._env" in g["refconv.backends.numba_cuda"]   # from . import _common, _env
+    assert "refconv.tooling.cuda._env" in g["refconv.backends.numba_cuda"]
+    assert "refconv.tooling.cuda._env" in g["refconv.cuda"]
 
 
 def test_the_cycle_finder_finds_cycles():
@@ -175,28 +184,137 @@ def test_no_cycle_through_function_local_imports_either():
     assert found == [], f"import cycles (function-local imports included): {found}"
 
 
-def _backend_packages() -> set[str]:
-    return {m for m in MODULES if m.startswith("refconv.backends.") and m.count(".") == 2}
+#: the public kernel tooling for plugins (docs/plugins.md): re-exports of refconv.tooling.*
+FACADES = {"refconv.cuda", "refconv.opencl", "refconv.triton"}
 
 
-#: the public kernel tooling for plugins (docs/plugins.md): re-exports of a backend's tooling
-#: module, imported by plugins and backends, never by the engine
-TOOLING = {"refconv.cuda", "refconv.opencl"}
+def layer(module: str) -> str:
+    """``specs``, ``core``, ``facade``, ``tooling`` or ``backend:<name>``: where a module lives."""
+    parts = module.split(".")
+    if module in FACADES:
+        return "facade"
+    if len(parts) > 1 and parts[1] == "specs":
+        return "specs"
+    if len(parts) > 1 and parts[1] == "tooling":
+        return "tooling"
+    if len(parts) > 1 and parts[1] == "backends":
+        return "backend:" + (parts[2] if len(parts) > 2 else "")
+    return "core"
 
 
-def test_the_core_names_no_backend():
-    core = [m for m in MODULES if m == "refconv" or (m.startswith("refconv.") and m.split(".")[1]
-                                                      not in ("backends", "specs") and m not in TOOLING)]
-    assert "refconv.cli" in core and len(_backend_packages()) >= 3
+#: the layers each layer may import (besides its own; a backend: its own package only)
+ALLOWED = {"specs": set(), "core": {"specs"}, "tooling": {"core", "specs"}, "facade": {"tooling"},
+           "backend": {"tooling", "core", "specs"}}
+
+
+def layer_violations(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """``{module: [imported modules it may not import]}`` under :data:`ALLOWED`."""
+    bad = {}
+    for m, targets in graph.items():
+        own = layer(m)
+        kind = own.split(":")[0]
+        wrong = sorted(t for t in targets if layer(t) != own and layer(t) not in ALLOWED[kind])
+        if wrong:
+            bad[m] = wrong
+    return bad
+
+
+def test_every_module_has_a_layer_and_every_layer_has_modules():
+    found = {layer(m).split(":")[0] for m in MODULES}
+    assert found == set(ALLOWED)
+    assert {layer(m) for m in MODULES if m.startswith("refconv.backends.")} >= {
+        "backend:numba_cuda", "backend:opencl", "backend:triton"}
+
+
+def test_the_layer_check_finds_an_arrow_pointing_up():
+    graph = {"refconv.specs.x": {"refconv.variant"}, "refconv.session": {"refconv.backends.opencl"},
+             "refconv.tooling.cuda._env": {"refconv.backends.numba_cuda", "refconv.variant"},
+             "refconv.cuda": {"refconv.tooling.cuda._env", "refconv.registry"},
+             "refconv.backends.opencl.kron": {"refconv.backends.triton", "refconv.backends.opencl.matvec",
+                                              "refconv.tooling.opencl"},
+             "refconv.backends.triton": {"refconv.tooling.triton.kit", "refconv.specs.x", "refconv.variant"}}
+    assert layer_violations(graph) == {
+        "refconv.specs.x": ["refconv.variant"], "refconv.session": ["refconv.backends.opencl"],
+        "refconv.tooling.cuda._env": ["refconv.backends.numba_cuda"], "refconv.cuda": ["refconv.registry"],
+        "refconv.backends.opencl.kron": ["refconv.backends.triton"]}
+
+
+def test_the_specs_import_nothing_of_refconv_outside_the_specs():
+    bad = layer_violations(import_graph(top_level_only=False))
+    assert {m: t for m, t in bad.items() if layer(m) == "specs"} == {}
+
+
+def test_core_tooling_facades_and_backends_import_only_the_layers_below():
+    bad = layer_violations(import_graph(top_level_only=False))
+    assert {m: t for m, t in bad.items() if layer(m) != "specs"} == {}
+
+
+def test_nothing_under_refconv_imports_a_backend():
     g = import_graph(top_level_only=False)
-    bad = {m: sorted(t for t in g[m] if t.startswith("refconv.backends.") or t in TOOLING) for m in core}
-    assert {m: t for m, t in bad.items() if t} == {}
+    under = [m for m in MODULES if layer(m) in ("core", "facade")]
+    assert "refconv.cli" in under and "refconv.cuda" in under
+    assert {m: sorted(t for t in g[m] if t.startswith("refconv.backends")) for m in under
+            if any(t.startswith("refconv.backends") for t in g[m])} == {}
 
 
-def test_the_tooling_modules_only_re_export_one_backend_tooling_module():
-    g = import_graph(top_level_only=False)
-    for m in TOOLING & set(MODULES):
-        assert all(t.startswith("refconv.backends.") for t in g[m]), (m, g[m])
+# ----------------------------------------------------------------------------- names in the core
+
+#: the tools the built-in backends drive, named in no backend declaration
+TOOL_NAMES = ("pocl", "oclgrind", "nvvm", "ptxas", "libdevice", "compute-sanitizer", "cuda simulator",
+              "cudasim", "TRITON_INTERPRET")
+
+
+def _builtin_backends() -> list:
+    """The ``Backend`` objects of refconv's own entry points (pyproject), not the installed plugins."""
+    import importlib
+    import tomllib
+    eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["refconv.backends"]
+    out = []
+    for value in eps.values():
+        mod, _, attr = value.partition(":")
+        out.append(getattr(importlib.import_module(mod), attr))
+    return out
+
+
+def backend_words(backends) -> set[str]:
+    """What names a backend: its name, its options' flags and environment variables, the modules
+    of its ``versions``, its ``env_prefixes`` (``REFCONV_`` aside: the core's own)."""
+    words = set()
+    for b in backends:
+        words.add(b.name)
+        for o in b.options:
+            words.add(o.flag)
+            if o.env:
+                words.add(o.env)
+        words.update(b.versions)
+        words.update(p for p in b.env_prefixes if p != "REFCONV_")
+    return words
+
+
+def named(text: str, words) -> list[str]:
+    """The words of ``words`` that occur in ``text``, case-insensitively, not inside a longer word
+    (a letter on either side; ``_`` and ``-`` do not extend a word: ``numba`` is in ``numba_cuda``)."""
+    import re
+    return sorted(w for w in words
+                  if re.search(rf"(?<![A-Za-z]){re.escape(w)}(?![a-z])", text, flags=re.IGNORECASE))
+
+
+def test_the_name_scan_finds_a_backend_named_in_a_string_or_comment():
+    words = {"numba", "--opencl", "OCL", "pocl"}
+    assert named('x = "runs on numba_cuda"', words) == ["numba"]
+    assert named("# pass --opencl nvidia\nPOCL_DEBUG=1", words) == ["--opencl", "pocl"]
+    assert named("OCL_ICD_VENDORS", words) == ["OCL"]
+    assert named("protocol, Numbat", words) == []
+
+
+def test_the_core_names_no_backend_in_code_or_strings():
+    builtins = _builtin_backends()
+    words = backend_words(builtins) | set(TOOL_NAMES)
+    assert {"numba_cuda", "opencl", "triton", "numba", "pyopencl", "REFCONV_CUDA", "--cuda", "OCL"} <= words
+    core = {m: p for m, p in MODULES.items() if layer(m) == "core"}
+    assert "refconv.cli" in core and "refconv.procs" in core and "refconv.cuda" not in core
+    found = {m: named(p.read_text(), words) for m, p in core.items()}
+    assert {m: w for m, w in found.items() if w} == {}
 
 
 def test_only_main_imports_the_command_line():

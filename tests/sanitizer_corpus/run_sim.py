@@ -48,7 +48,7 @@ def corpus(args):
 def variants(args):
     from refconv import findings, registry
     from refconv.variant import run_variant
-    from refconv.backends.numba_cuda.compile_check import specialisations
+    from refconv.tooling.cuda.compile_check import specialisations
     from refconv.checking import acceptance_for, expected_output_layout, poison_value
     import numpy as np
     from refconv.problem import Problem
@@ -96,7 +96,7 @@ def main():
     args = ap.parse_intermixed_args()
     args.glob = args.names[0] if args.names else None
     if not args.plain:
-        from refconv.backends.numba_cuda.sanitizer import enable
+        from refconv.tooling.cuda.sanitizer import enable
         enable()
         enable()  # idempotent
     res = corpus(args) if args.what == "corpus" else variants(args)

@@ -1,5 +1,5 @@
 """Parent side of the compile check: specialisations per variant, then a pool of worker processes
-(``python -m refconv.backends.numba_cuda.compile_check --worker IN OUT``, with
+(``python -m refconv.tooling.cuda.compile_check --worker IN OUT``, with
 ``NUMBA_ENABLE_CUDASIM=0``), and their findings gathered per variant."""
 from __future__ import annotations
 
@@ -24,6 +24,38 @@ def _run_ref(variant):
     return None
 
 
+def _backend_ref(backend: str) -> str | None:
+    """The entry point (``module:attr``) of backend ``backend`` in the group ``refconv.backends``."""
+    from importlib.metadata import entry_points
+
+    from refconv.registry import GROUP
+    return next((ep.value for ep in entry_points(group=GROUP) if ep.name == backend), None)
+
+
+def _layout(variant, desc: str) -> dict:
+    """The output a worker runs ``variant`` into on problem ``desc``: shape, dtype, rows or not."""
+    from refconv import Problem
+    from refconv.checking import scratch_output
+    out = scratch_output(Problem.parse(desc), variant.writes, variant.output)
+    return {"shape": list(out.shape), "dtype": str(out.dtype), "rows": not hasattr(out, "ndim")}
+
+
+def _task(variant, specs, findings: list) -> dict:
+    """What a worker needs to trace ``variant`` (:func:`._worker.load_variant`): how to load it,
+    and each specialisation as ``[params, descriptor, output layout]``; a specialisation whose
+    output cannot be sized is a ``compile-check-failed`` finding in ``findings``."""
+    rows = []
+    for params, desc in specs:
+        try:
+            rows.append([params, desc, _layout(variant, desc)])
+        except Exception as e:
+            findings.append(_finding("compile-check-failed", f"cannot size the output of {desc}: "
+                                     f"{type(e).__name__}: {e}", variant.id))
+    return {"id": variant.id, "op": variant.op, "backend": variant.backend, "name": variant.name,
+            "ref": _run_ref(variant), "backend_ref": _backend_ref(variant.backend), "specs": rows,
+            "writes": variant.writes, "output": variant.output}
+
+
 def preflight(variants, options=None) -> dict:
     """``{variant_id: [finding dicts]}``; an empty list means every kernel compiled."""
     options = dict(options or {})
@@ -42,7 +74,7 @@ def preflight(variants, options=None) -> dict:
             result[v.id].append(_finding("compile-check-failed",
                                          "no specialisation of this variant builds a valid tiny problem", v.id))
             continue
-        tasks.append({"id": v.id, "ref": _run_ref(v), "specs": specs, "writes": v.writes, "output": v.output})
+        tasks.append(_task(v, specs, result[v.id]))
     if not tasks:
         return result
     njobs = int(options.get("compile_jobs") or os.environ.get("REFCONV_COMPILE_JOBS") or min(4, os.cpu_count() or 1))
@@ -59,7 +91,7 @@ def preflight(variants, options=None) -> dict:
         with open(inp, "w") as f:
             json.dump({"cc": list(cc), "tasks": chunk, "ptxas": options.get("ptxas", True)}, f)
         log = open(os.path.join(tmp, f"log{i}.txt"), "w")
-        p = subprocess.Popen([sys.executable, "-m", "refconv.backends.numba_cuda.compile_check",
+        p = subprocess.Popen([sys.executable, "-m", "refconv.tooling.cuda.compile_check",
                               "--worker", inp, outp], env=env, stdout=log, stderr=subprocess.STDOUT)
         procs.append((p, chunk, outp, log))
     whys = _wait_all([p for p, *_ in procs], timeout)

@@ -1,5 +1,5 @@
 """The memory checker of Triton's interpreter: every load and store of a kernel launched through
-:func:`refconv.backends.triton.kit.launch` is checked against the buffers passed to it.
+:func:`refconv.tooling.triton.kit.launch` is checked against the buffers passed to it.
 
 It wraps the interpreter's builder (``triton.runtime.interpreter.interpreter_builder``:
 ``create_masked_load`` / ``create_masked_store``, which ``tl.load`` / ``tl.store`` reach with or
@@ -132,6 +132,62 @@ def _round_tf32(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), r, x).astype(np.float32)
 
 
+def _check(run, bufs: list, ptrs, mask, op: str, pid) -> np.ndarray:
+    """One interpreted load or store: per lane, the index of the buffer it falls in, ``-1`` for a
+    lane not to perform.  Active lanes in no buffer are ``out-of-bounds``; for a store, lanes into
+    an input are ``write-to-input`` and the bytes of output it writes are marked written; for a
+    load, lanes reading output bytes never written are ``uninitialized-read`` (``pid()``: the
+    program id, for the findings)."""
+    addr = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+    active = np.broadcast_to(np.asarray(mask.data, bool), addr.shape)
+    size = _element_bytes(ptrs)
+    which = run.classify(addr, active, size)
+    bad = active & (which < 0)
+    if bad.any():
+        lanes = np.flatnonzero(bad.reshape(-1))
+        a = int(addr.reshape(-1)[lanes[0]])
+        buf = getattr(ptrs, "_rc_buf", None) or run.nearest(a)
+        run.note("out-of-bounds", op, buf, (a - buf.base) // buf.array.itemsize, pid(), int(lanes.size))
+    if op == "store":
+        return _stored(run, bufs, addr, which, size, pid)
+    _loaded(run, bufs, addr, which, size, pid)
+    return which
+
+
+def _stored(run, bufs: list, addr, which, size: int, pid):
+    """A store's lanes: into an input, noted and not performed (``-1``); into output, marked written."""
+    for i, buf in enumerate(bufs):
+        sel = which == i
+        if not sel.any():
+            continue
+        if not buf.writable:
+            a = int(addr[sel].reshape(-1)[0])
+            run.note("write-to-input", "store", buf, (a - buf.base) // buf.array.itemsize, pid(), int(sel.sum()))
+            which = np.where(sel, -1, which)
+        elif buf.written is not None:
+            off = (addr[sel] - np.uint64(buf.base)).astype(np.int64)
+            for k in range(size):
+                buf.written[off + k] = True
+    return which
+
+
+def _loaded(run, bufs: list, addr, which, size: int, pid) -> None:
+    """A load's lanes reading output bytes never written: one ``uninitialized-read`` per buffer."""
+    for i, buf in enumerate(bufs):
+        if buf.written is None:
+            continue
+        sel = which == i
+        if not sel.any():
+            continue
+        off = (addr[sel] - np.uint64(buf.base)).astype(np.int64)
+        unw = np.zeros(off.shape, bool)
+        for k in range(size):
+            unw |= ~buf.written[off + k]
+        if unw.any():
+            run.note("uninitialized-read", "load", buf, int(off[unw][0]) // buf.array.itemsize, pid(),
+                     int(unw.sum()))
+
+
 @contextlib.contextmanager
 def checking(what: str, kernel: str, bufs: list):
     """Check the loads and stores of the interpreted launch inside the block against ``bufs``."""
@@ -150,44 +206,7 @@ def checking(what: str, kernel: str, bufs: list):
         return tuple(int(v) for v in b.grid_idx)
 
     def check(ptrs, mask, op):
-        addr = np.asarray(ptrs.data).astype(np.uint64, copy=False)
-        active = np.broadcast_to(np.asarray(mask.data, bool), addr.shape)
-        size = _element_bytes(ptrs)
-        which = run.classify(addr, active, size)
-        bad = active & (which < 0)
-        if bad.any():
-            lanes = np.flatnonzero(bad.reshape(-1))
-            a = int(addr.reshape(-1)[lanes[0]])
-            buf = getattr(ptrs, "_rc_buf", None) or run.nearest(a)
-            run.note("out-of-bounds", op, buf, (a - buf.base) // buf.array.itemsize, pid(), int(lanes.size))
-        if op == "store":
-            for i, buf in enumerate(bufs):
-                sel = which == i
-                if not sel.any():
-                    continue
-                if not buf.writable:
-                    a = int(addr[sel].reshape(-1)[0])
-                    run.note("write-to-input", op, buf, (a - buf.base) // buf.array.itemsize, pid(), int(sel.sum()))
-                    which = np.where(sel, -1, which)
-                elif buf.written is not None:
-                    off = (addr[sel] - np.uint64(buf.base)).astype(np.int64)
-                    for k in range(size):
-                        buf.written[off + k] = True
-        else:
-            for i, buf in enumerate(bufs):
-                if buf.written is None:
-                    continue
-                sel = which == i
-                if not sel.any():
-                    continue
-                off = (addr[sel] - np.uint64(buf.base)).astype(np.int64)
-                unw = np.zeros(off.shape, bool)
-                for k in range(size):
-                    unw |= ~buf.written[off + k]
-                if unw.any():
-                    run.note("uninitialized-read", op, buf, int(off[unw][0]) // buf.array.itemsize, pid(),
-                             int(unw.sum()))
-        return ti.TensorHandle(which >= 0, tl.int1)
+        return ti.TensorHandle(_check(run, bufs, ptrs, mask, op, pid) >= 0, tl.int1)
 
     # (the trailing arguments -- cache and eviction policies, volatility -- differ between versions)
     def addptr(ptr, offset):

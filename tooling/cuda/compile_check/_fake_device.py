@@ -40,17 +40,19 @@ class _FakeDevice:
         pass
 
 
-def install_fakes(cc, recorder):
-    """Host-memory stand-ins for numba.cuda's device API and a recording launch."""
-    import contextlib
+class _FakeContext:
+    def get_memory_info(self):
+        return (80 << 30, 80 << 30)
 
+    def synchronize(self):
+        pass
+
+
+def _dev_array_type():
+    """A host ``ndarray`` subclass standing in for a ``DeviceNDArray`` (typed the same by numba)."""
     import numpy as np
-    from numba import cuda
-    from numba.cuda import dispatcher as D
 
     class DevArray(np.ndarray):
-        """A host array standing in for a DeviceNDArray (typed the same by numba)."""
-
         def copy_to_host(self, ary=None, stream=0):
             if ary is None:
                 return np.array(self, copy=True).view(np.ndarray)
@@ -79,6 +81,16 @@ def install_fakes(cc, recorder):
         def get_ipc_handle(self):  # pragma: no cover
             raise RuntimeError("not available in the compile check")
 
+    return DevArray
+
+
+def _device_api(fake_dev) -> dict:
+    """``numba.cuda``'s device-memory, stream and device functions, on host memory."""
+    import contextlib
+
+    import numpy as np
+    DevArray = _dev_array_type()
+
     def dev(a):
         return np.asarray(a).view(DevArray)
 
@@ -101,8 +113,7 @@ def install_fakes(cc, recorder):
     def pinned(*arylist):
         yield
 
-    fake_dev = _FakeDevice(cc)
-    for name, val in {
+    return {
         "to_device": to_device, "device_array": device_array, "device_array_like": device_array_like,
         "mapped_array": device_array, "managed_array": device_array, "pinned_array": pinned_array,
         "pinned_array_like": lambda ary: np.empty_like(ary), "pinned": pinned,
@@ -112,23 +123,13 @@ def install_fakes(cc, recorder):
         "is_available": lambda: True, "get_current_device": lambda: fake_dev,
         "select_device": lambda i: fake_dev, "close": lambda: None,
         "profile_start": lambda: None, "profile_stop": lambda: None,
-    }.items():
-        setattr(cuda, name, val)
+        "current_context": lambda devnum=0: _FakeContext(),
+    }
 
-    class _Ctx:
-        def get_memory_info(self):
-            return (80 << 30, 80 << 30)
 
-        def synchronize(self):
-            pass
-    cuda.current_context = lambda devnum=0: _Ctx()
-    # device functions ask the current device for its compute capability while compiling
-    import numba.cuda.api as _api
-    import numba.cuda.compiler as _compiler
-    for m in (D, _api, _compiler):
-        if hasattr(m, "get_current_device"):
-            m.get_current_device = lambda: fake_dev
-
+def _record_launches(D, recorder) -> None:
+    """Make ``CUDADispatcher`` launches (and eager ``cuda.jit("sig")`` compiles) call
+    ``recorder(dispatcher, argtypes, launch_config_or_None)`` instead of running."""
     def call(self, args, launch_config):
         recorder(self, tuple(self.typeof_pyval(a) for a in args), launch_config)
 
@@ -152,3 +153,20 @@ def install_fakes(cc, recorder):
     D.CUDADispatcher.configure = configure
     D.CUDADispatcher.compile = compile_eager
     D._LaunchConfiguration.__call__ = lambda self, *args: self.dispatcher.call(args, self)
+
+
+def install_fakes(cc, recorder):
+    """Host-memory stand-ins for numba.cuda's device API and a recording launch."""
+    from numba import cuda
+    from numba.cuda import dispatcher as D
+
+    fake_dev = _FakeDevice(cc)
+    for name, val in _device_api(fake_dev).items():
+        setattr(cuda, name, val)
+    # device functions ask the current device for its compute capability while compiling
+    import numba.cuda.api as _api
+    import numba.cuda.compiler as _compiler
+    for m in (D, _api, _compiler):
+        if hasattr(m, "get_current_device"):
+            m.get_current_device = lambda: fake_dev
+    _record_launches(D, recorder)

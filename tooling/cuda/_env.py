@@ -8,7 +8,7 @@ accordingly.
 ``sanitize`` (``--sanitize`` / ``--no-sanitize``, env ``REFCONV_SANITIZE``) is ``"auto"`` unless
 given: the simulator sanitizer is armed for every simulated launch (``"auto"`` and ``True``), never
 with ``False``; on a GPU, ``True`` also means "run the kernels under NVIDIA compute-sanitizer"
-(:mod:`refconv.backends.numba_cuda.gpu_sanitizer`), ``"auto"`` a plain GPU run.  GPU detection never imports ``numba.cuda``: it loads the
+(:mod:`refconv.tooling.cuda.gpu_sanitizer`), ``"auto"`` a plain GPU run.  GPU detection never imports ``numba.cuda``: it loads the
 driver (``libcuda.so.1``) with ctypes and asks ``cuInit`` / ``cuDeviceGetCount``.
 """
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """refconv's OpenCL tooling: the public module for pyopencl backends (plugin API), also
 importable as :mod:`refconv.opencl`.  The built-in ``opencl`` backend uses exactly this module.
+Its parts: ``_platform`` (targets, ICD setup, context and queue), ``_build`` (build cache, fp64
+preamble, build logs, work-group limits, ``.cl`` files shipped in a package), ``_buffers``
+(inputs, scratch, the poisoned output transfer, memory fit), ``_oclgrind`` (diagnostics as
+findings) and ``_bench`` (profiling events for ``refconv bench``).
 
 What a pyopencl plugin gets from it (see docs/plugins.md, *Running, sanitizing and
 compile-checking your own kernels*, section OpenCL):
@@ -32,18 +36,18 @@ from refconv.variant import BackendOption
 
 from . import _build, _buffers, _oclgrind, _platform
 from ._bench import bench_copy, bench_simulated, timed
-from ._build import FP64_PREAMBLE, OpenCLBuildError
+from ._build import FP64_PREAMBLE, OpenCLBuildError, package_source
 from ._buffers import roundup
 from ._oclgrind import parse_oclgrind
 from ._platform import (CHOICES, TARGETS, Env, OpenCLUnavailable, available, configure, describe, device,
                         env, has_fp64, has_subgroups, platforms, target, target_info, using)
 
 __all__ = [
-    "TARGETS", "CHOICES", "OPTION", "BENCH", "backend_fields", "configure", "using", "target", "available",
+    "TARGETS", "CHOICES", "OPTION", "BENCH", "ENV_PREFIXES", "backend_fields", "configure", "using", "target", "available",
     "describe", "target_info", "platforms", "device", "has_fp64", "has_subgroups", "require_fp64", "Env", "env",
     "OpenCLUnavailable", "OpenCLBuildError", "FP64_PREAMBLE", "program", "kernel", "check_local", "fits_memory",
     "roundup", "to_device", "scratch", "output", "OUT", "launch", "diagnosed", "timed", "diagnostics",
-    "parse_oclgrind",
+    "parse_oclgrind", "package_source",
 ]
 
 #: the ``--opencl`` option (``REFCONV_OPENCL``; the pytest plugin's ``--refconv-opencl``).  The
@@ -58,12 +62,18 @@ OPTION = BackendOption(
 #: times flagged as meaningless.
 BENCH = BenchHooks(copy=bench_copy, simulated=bench_simulated)
 
+#: the environment a worker process inherits for OpenCL (``Backend.env_prefixes``): the ICD
+#: loader's ``OCL_ICD_*``, Oclgrind's ``OCLGRIND_*``, PoCL's ``POCL_*``
+ENV_PREFIXES = ("OCL", "OCLGRIND", "POCL")
+
 
 def backend_fields() -> dict:
     """The ``Backend`` fields that make a pyopencl backend follow the selected target:
     ``Backend(name=..., variants=..., **refconv.opencl.backend_fields())``."""
     return {"available": available, "options": (OPTION,), "configure": configure,
-            "describe": describe, "target": target_info, "bench": BENCH}
+            "describe": describe, "target": target_info, "bench": BENCH,
+            "env_prefixes": ENV_PREFIXES, "versions": ("pyopencl",), "real_target": "--opencl nvidia or pocl"}
+
 
 
 def require_fp64(what: str = "float64") -> None:

@@ -1,5 +1,5 @@
 """The child process of the GPU sanitizer run: ``python -m
-refconv.backends.numba_cuda.gpu_sanitizer --variant ID --where gpu|sim --examples N --seed S``.
+refconv.tooling.cuda.gpu_sanitizer --variant ID --where gpu|sim --examples N --seed S``.
 
 Runs ``N`` examples of one variant, drawn by the checker's own strategy (``ci`` profile) with a
 fixed seed, every one to the end (no stop at a failure), each between the markers of
@@ -36,7 +36,7 @@ def _lineinfo_by_default(cuda) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m refconv.backends.numba_cuda.gpu_sanitizer")
+    ap = argparse.ArgumentParser(prog="python -m refconv.tooling.cuda.gpu_sanitizer")
     ap.add_argument("--variant", required=True)
     ap.add_argument("--where", choices=("gpu", "sim"), required=True)
     ap.add_argument("--examples", type=int, default=6)

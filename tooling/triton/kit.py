@@ -33,6 +33,11 @@ import numpy as np
 from refconv import timing
 from refconv.variant import BackendOption, MissingTarget, Target
 
+__all__ = ["CHOICES", "OPTION", "BENCH", "backend_fields", "configure", "choice", "mode", "interpreted",
+           "available", "version", "describe", "target", "LazyKernel", "jit", "kernel_name", "HostArray",
+           "OUT", "GUARD_MIN", "launch", "BUDGET", "GRID_LIMITS", "grid_fits", "budget", "cdiv",
+           "bench_copy", "bench_simulated"]
+
 CHOICES = ("auto", "gpu", "interpret")
 
 #: the ``--triton`` option (``REFCONV_TRITON``); a Triton plugin declares the same option object
@@ -286,7 +291,7 @@ class HostArray:
 
 class _Out:
     def __repr__(self):
-        return "refconv.backends.triton.kit.OUT"
+        return "refconv.tooling.triton.kit.OUT"
 
 
 #: placeholder for the output buffer among :func:`launch`'s arguments (``out=`` gives the array)
@@ -475,3 +480,11 @@ def bench_simulated() -> str | None:
 
 #: ``refconv bench`` hooks (``Backend.bench``)
 BENCH = timing.BenchHooks(copy=bench_copy, simulated=bench_simulated)
+
+
+def backend_fields() -> dict:
+    """The ``Backend`` fields that make a Triton backend follow ``--triton``:
+    ``Backend(name=..., variants=..., **refconv.triton.backend_fields())``."""
+    return {"available": available, "options": (OPTION,), "configure": configure,
+            "describe": describe, "target": target, "bench": BENCH, "versions": ("triton",),
+            "real_target": "--triton gpu, on a machine with a CUDA GPU"}

@@ -312,7 +312,7 @@ def _op(kind, mode, mask, value, arg, arg2=False, depth=3):
     if b is None or getattr(b, "warps", None) is None:
         raise NotImplementedError(
             f"warp-level operations ({_NAMES.get((kind, mode), kind)}) need refconv's simulator "
-            f"scheduler (backends/numba_cuda/sim_scheduler.py); it is not in use "
+            f"scheduler (refconv.tooling.cuda.sim_scheduler); it is not in use "
             f"(REFCONV_SIM_SCHEDULER=numba, or numba-cuda is not a version it supports)")
     site = _site(depth)
     with b.cond:

@@ -145,16 +145,19 @@ def _caller_line(depth=2):
 
 # ----------------------------------------------------------------------------- fake cuda module
 
-def _build_classes():
-    from numba.cuda.simulator import kernelapi as ka
-    from numba.cuda.simulator import kernel as kk
+def _as_dtype(dtype):
+    """A NumPy dtype from a NumPy dtype or a numba type."""
     from numba.cuda import types
     from numba.cuda.np import numpy_support
+    if isinstance(dtype, types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    return np.dtype(dtype)
 
-    def as_dtype(dtype):
-        if isinstance(dtype, types.Type):
-            dtype = numpy_support.as_dtype(dtype)
-        return np.dtype(dtype)
+
+def _memory_classes(ka):
+    """The simulated ``cuda.local`` / ``cuda.const`` / ``cuda.shared`` whose arrays are
+    :class:`SanArray` s with their shadows (poisoned, initialisation and race tracking)."""
+    as_dtype = _as_dtype
 
     class SanLocal(ka.FakeCUDALocal):
         def array(self, shape, dtype, alignment=None):
@@ -208,6 +211,11 @@ def _build_classes():
                     L.shared_allocs[key] = res
             return res
 
+    return SanLocal, SanConst, SanShared
+
+
+def _atomic_class(ka):
+    """The simulated ``cuda.atomic`` whose operations are not reported as races."""
     class SanAtomic(ka.FakeCUDAAtomic):
         pass
 
@@ -227,6 +235,17 @@ def _build_classes():
                  "nanmax", "nanmin", "compare_and_swap", "cas"):
         if hasattr(ka.FakeCUDAAtomic, name):
             setattr(SanAtomic, name, _atomic_wrap(name))
+
+    return SanAtomic
+
+
+def _build_classes():
+    """The sanitizer's simulated ``cuda`` module and block manager classes (built once the
+    simulator is imported)."""
+    from numba.cuda.simulator import kernelapi as ka
+    from numba.cuda.simulator import kernel as kk
+    SanLocal, SanConst, SanShared = _memory_classes(ka)
+    SanAtomic = _atomic_class(ka)
 
     class SanModule(ka.FakeCUDAModule):
         def __init__(self, grid_dim, block_dim, dynshared_size):
@@ -256,6 +275,11 @@ def _build_classes():
             t._san_bline = _caller_line()
             return t.syncthreads_or(val)
 
+    return SanModule, _block_manager_class(kk)
+
+
+def _block_manager_class(kk):
+    """The simulator's block manager with barrier-divergence and warp-mask findings."""
     class SanBlockManager(kk.BlockManager):
         """The simulator's block scheduler plus barrier-divergence detection: a barrier is
         released when every *live* thread waits at one, exactly as the simulator does (so a
@@ -319,7 +343,7 @@ def _build_classes():
                 L.add("barrier-divergence", ("barrier-divergence", "lines", tuple(where["lines"])),
                       msg, where)
 
-    return SanModule, SanBlockManager
+    return SanBlockManager
 
 
 # ----------------------------------------------------------------------------- kernel launch

@@ -2,7 +2,7 @@
 NVIDIA compute-sanitizer, and once more under the simulator sanitizer, as a preflight step
 (``Backend.preflight``; the core names no backend).
 
-For each variant, child processes (``python -m refconv.backends.numba_cuda.gpu_sanitizer``) run
+For each variant, child processes (``python -m refconv.tooling.cuda.gpu_sanitizer``) run
 the same ``examples`` cases -- drawn by the checker's strategy with a fixed seed -- under each of
 :data:`TOOLS` (``racecheck`` with ``--racecheck-report hazard``) and once under the simulator with
 refconv's sanitizer, which sees what compute-sanitizer misses (an early return before a barrier:

@@ -35,7 +35,6 @@ Written against numba-cuda 0.30.4's ``simulator/kernel.py``; another version kee
 """
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
 import threading
@@ -43,6 +42,7 @@ from typing import Callable
 
 import numpy as np
 
+from .import_hook import after_import
 from .sim_warps import WarpState
 
 SUPPORTED_NUMBA_CUDA = ("0.30.4",)
@@ -261,38 +261,8 @@ def _patch(kk) -> bool:
 
 
 _KERNEL_MODULE = "numba.cuda.simulator.kernel"
-
-
-class _ArmFinder(importlib.abc.MetaPathFinder):
-    """Installs the scheduler right after ``numba.cuda.simulator.kernel`` is imported, by whoever
-    imports it (the built-in backend, a plugin importing ``numba.cuda`` itself, a test)."""
-
-    def find_spec(self, name, path, target=None):
-        if name != _KERNEL_MODULE:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        exec_module = getattr(loader, "exec_module", None)
-        if exec_module is None:  # pragma: no cover
-            return None
-
-        class _Loader(importlib.abc.Loader):
-            def create_module(self, spec):
-                return loader.create_module(spec)
-
-            def exec_module(self, module):
-                exec_module(module)
-                _patch(module)
-
-        spec.loader = _Loader()
-        return spec
+#: :func:`arm`'s place among the callbacks run at the simulator's import: before the sanitizer's
+ARM_ORDER = 0
 
 
 def arm() -> None:
@@ -300,12 +270,8 @@ def arm() -> None:
     already imported, else as soon as it is (without importing it here).  Idempotent."""
     if _state["installed"]:
         return
-    mod = sys.modules.get(_KERNEL_MODULE)
-    if mod is not None:
-        _patch(mod)
-        return
-    if not any(isinstance(f, _ArmFinder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _ArmFinder())
+    if not after_import(_KERNEL_MODULE, _patch, order=ARM_ORDER):
+        _patch(sys.modules[_KERNEL_MODULE])
 
 
 def warps_supported() -> bool:

@@ -38,8 +38,9 @@ class OpenCLBuildError(RuntimeError):
         return (type(self), (str(self), self.log, self.source_name, self.options, self.target))
 
 
-def package_source(name: str, package: str = __package__) -> str:
-    """The text of the ``.cl`` file ``name`` shipped inside ``package``."""
+def package_source(name: str, package: str) -> str:
+    """The text of the ``.cl`` file ``name`` shipped inside ``package`` (a package name, e.g. a
+    variant module's ``__package__``)."""
     return importlib.resources.files(package).joinpath(name).read_text()
 
 
