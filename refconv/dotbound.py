@@ -9,7 +9,6 @@ acceptance engines (next to their specs) call :func:`dot` once per dot product t
 from __future__ import annotations
 
 import contextvars
-import os
 
 import numpy as np
 
@@ -39,12 +38,6 @@ MODES = ("proven", "probabilistic")
 #: :func:`probabilistic_lambda` and :mod:`refconv.tolerance`
 FALSE_ALARM = 1e-9
 MODE = contextvars.ContextVar("refconv_tolerance_mode", default=None)
-
-
-def default_mode() -> str:
-    """The tolerance mode used when :func:`acceptance` gets none: ``REFCONV_TOLERANCE`` (set by
-    ``refconv check --tolerance`` and pytest ``--refconv-tolerance``), else ``"proven"``."""
-    return check_mode(os.environ.get("REFCONV_TOLERANCE") or "proven", "REFCONV_TOLERANCE")
 
 
 def check_mode(mode: str, what: str = "tolerance") -> str:

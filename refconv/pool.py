@@ -47,12 +47,17 @@ from .session import configure_backends  # noqa: F401  (re-exported: refconv.poo
 
 @dataclass
 class Job:
+    """One variant to check in a worker: the profile and its overrides, the seed, the example
+    database, where reproducers go, and the float verdict (``tolerance``: one of
+    :data:`refconv.tolerance.MODES`, resolved once by the run; ``None``: the worker's default)."""
+
     variant_id: str
     profile: str
     examples: int | None
     seed: int | None
     database: str | None
     failures_dir: str | None
+    tolerance: str | None = None
 
 
 def _worker(conn, backend_options: dict, env: dict) -> None:
@@ -62,6 +67,7 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
     from .profiles import get_profile
     from .registry import get
     from .runner import check_variant
+    from .tolerance import set_mode
     conn.send(("ready",))
     while True:
         job = conn.recv()
@@ -70,6 +76,7 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
         try:
             v = get(job.variant_id)
             prof = get_profile(job.profile, job.examples)
+            set_mode(job.tolerance)
 
             def on_example(event, result, case, _vid=job.variant_id):
                 conn.send(("start", _vid, case) if event == "start" else

@@ -18,6 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import UsageError
+
 _ACCEPTED_FILE = "a file path in an existing, writable directory"
 _ACCEPTED_DIR = "a directory that exists or can be created, and is writable"
 
@@ -34,15 +36,15 @@ def check_output_file(option: str, path: str) -> None:
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
-        raise ValueError(f"{option} {path}: is a directory; accepted: {_ACCEPTED_FILE}")
+        raise UsageError(f"{option} {path}: is a directory; accepted: {_ACCEPTED_FILE}")
     if not parent.exists():
-        raise ValueError(f"{option} {path}: directory {parent} does not exist; accepted: {_ACCEPTED_FILE}")
+        raise UsageError(f"{option} {path}: directory {parent} does not exist; accepted: {_ACCEPTED_FILE}")
     if not parent.is_dir():
-        raise ValueError(f"{option} {path}: {parent} is not a directory; accepted: {_ACCEPTED_FILE}")
+        raise UsageError(f"{option} {path}: {parent} is not a directory; accepted: {_ACCEPTED_FILE}")
     try:
         _probe(parent)
     except OSError as e:
-        raise ValueError(f"{option} {path}: cannot write in {parent} ({e.strerror or e}); "
+        raise UsageError(f"{option} {path}: cannot write in {parent} ({e.strerror or e}); "
                          f"accepted: {_ACCEPTED_FILE}") from None
 
 
@@ -50,7 +52,7 @@ def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
     """The ``--json`` and ``--junit`` paths of a command: each writable (``--json -``: stdout), and
     not the same file (one would overwrite the other).  ``ValueError`` naming the option."""
     if junit_path == "-":
-        raise ValueError("--junit -: only --json writes to stdout; accepted for --junit: "
+        raise UsageError("--junit -: only --json writes to stdout; accepted for --junit: "
                          f"{_ACCEPTED_FILE}")
     if json_path and json_path != "-":
         check_output_file("--json", json_path)
@@ -60,7 +62,7 @@ def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
             os.path.abspath(json_path) == os.path.abspath(junit_path)
             or (os.path.exists(json_path) and os.path.exists(junit_path)
                 and os.path.samefile(json_path, junit_path))):
-        raise ValueError(f"--json {json_path} and --junit {junit_path} name the same file, so one report "
+        raise UsageError(f"--json {json_path} and --junit {junit_path} name the same file, so one report "
                          f"would overwrite the other; accepted: two different files")
 
 
@@ -69,19 +71,19 @@ def check_output_dir(option: str, path: str) -> None:
     (which need not exist yet: its nearest existing ancestor must be a writable directory)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise ValueError(f"{option} {path}: is not a directory; accepted: {_ACCEPTED_DIR}")
+        raise UsageError(f"{option} {path}: is not a directory; accepted: {_ACCEPTED_DIR}")
     q = p
     while not q.exists():
         if q.parent == q:
             break
         q = q.parent
     if not q.is_dir():
-        raise ValueError(f"{option} {path}: {q} is a file, so the directory cannot be created; "
+        raise UsageError(f"{option} {path}: {q} is a file, so the directory cannot be created; "
                          f"accepted: {_ACCEPTED_DIR}")
     try:
         _probe(q)
     except OSError as e:
-        raise ValueError(f"{option} {path}: cannot write in {q} ({e.strerror or e}); "
+        raise UsageError(f"{option} {path}: cannot write in {q} ({e.strerror or e}); "
                          f"accepted: {_ACCEPTED_DIR}") from None
 
 
