@@ -43,6 +43,7 @@ from . import roofline
 from .bench_rows import RowOptions, fits, measure, summary  # noqa: F401  (refconv.bench.measure, ...)
 from .bench_worker import DEFAULT_TIMEOUT, RowTask, Rows, WorkerRows
 from .console import console
+from .errors import UsageError
 from .problem import Problem
 from .session import Session
 
@@ -81,10 +82,10 @@ FLUSH_BYTES = 128 << 20
 
 def bench_problem(op: str, scale: str) -> Problem:
     if scale not in SIZES:
-        raise ValueError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
+        raise UsageError(f"--scale {scale!r} not accepted; accepted: {', '.join(SIZES)}")
     sizes = SIZES[scale]
     if op not in sizes:
-        raise ValueError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
+        raise UsageError(f"op {op!r} has no --scale {scale!r} problem; ops with one: {', '.join(sizes)}")
     d, o, f = sizes[op]
     return Problem(op, dict(d), dict(o), dict(f))
 
@@ -233,7 +234,7 @@ def cmd_bench_report(ns) -> int:
 def _check_baseline(ns, variants):
     accepted = {"auto", "spec"} | set(peers_mod.names()) | {v.id for v in variants}
     if ns.baseline not in accepted:
-        raise ValueError(f"--baseline {ns.baseline!r} is not accepted; accepted: 'auto', 'spec', a peer "
+        raise UsageError(f"--baseline {ns.baseline!r} is not accepted; accepted: 'auto', 'spec', a peer "
                          f"({', '.join(peers_mod.names())}) or one of the selected variants "
                          f"({', '.join(v.id for v in variants)})")
 
@@ -266,15 +267,15 @@ def cmd_bench(ns, session: Session) -> int:
         bench_report.print_presets(console)
         return 0
     if ns.repeat < 1:
-        raise ValueError(f"--repeat must be >= 1, got {ns.repeat}")
+        raise UsageError(f"--repeat must be >= 1, got {ns.repeat}")
     if ns.budget is not None and not ns.budget > 0:
-        raise ValueError(f"--budget must be a number of seconds > 0, got {ns.budget}")
+        raise UsageError(f"--budget must be a number of seconds > 0, got {ns.budget}")
     if ns.copy_bytes < 1:
-        raise ValueError(f"--copy-bytes must be >= 1, got {ns.copy_bytes}")
+        raise UsageError(f"--copy-bytes must be >= 1, got {ns.copy_bytes}")
     if ns.flush_bytes < 0:
-        raise ValueError(f"--flush-bytes must be >= 0 (0: no flush), got {ns.flush_bytes}")
+        raise UsageError(f"--flush-bytes must be >= 0 (0: no flush), got {ns.flush_bytes}")
     if not ns.timeout >= 0:
-        raise ValueError(f"--timeout must be a number of seconds >= 0 (0: rows in this process, no limit), "
+        raise UsageError(f"--timeout must be a number of seconds >= 0 (0: rows in this process, no limit), "
                          f"got {ns.timeout}")
     chosen = presets.select(ns.preset) if ns.preset else None
     bopts = session.configure()
@@ -287,7 +288,7 @@ def cmd_bench(ns, session: Session) -> int:
             if p.op not in ops:
                 console.print(f"[yellow]note:[/] preset {p.name} left out: no selected variant is a {p.op}")
         if not problems:
-            raise ValueError(f"--preset {','.join(ns.preset)}: no selected variant has the op of "
+            raise UsageError(f"--preset {','.join(ns.preset)}: no selected variant has the op of "
                              f"{', '.join(p.name for p in chosen)} (ops selected: {', '.join(sorted(ops))})")
     else:
         problems = [(f"{op}-{ns.scale}", bench_problem(op, ns.scale), None, ns.scale != "small")

@@ -17,6 +17,8 @@ import platform
 import re
 from pathlib import Path
 
+from .errors import UsageError
+
 STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
 _CF_NAME = re.compile(r"^(GM|CM|SM)(?:_CF(\d+))?(_Vec)?$")
 
@@ -189,11 +191,11 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
     baseline row, twins and coarsening from the merged rows; each row keeps the roofline of its
     own run (its run's copy bandwidth)."""
     if not reports:
-        raise ValueError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
+        raise UsageError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
     for i, rep in enumerate(reports):
         if not isinstance(rep, dict) or not isinstance(rep.get("problems"), list):
             where = sources[i] if sources else f"report {i}"
-            raise ValueError(f"{where}: not a refconv bench --json report (no 'problems' list)")
+            raise UsageError(f"{where}: not a refconv bench --json report (no 'problems' list)")
     problems: dict = {}
     for i, rep in enumerate(reports):
         for res in rep["problems"]:

@@ -25,6 +25,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from . import ops
+from .errors import UsageError
 from .problem import Problem
 
 
@@ -62,7 +63,7 @@ def select(spec: list[str] | None) -> list[Preset]:
     for w in wanted:
         hits = list(PRESETS) if w == "all" else [n for n in PRESETS if fnmatch.fnmatchcase(n, w)]
         if not hits:
-            raise ValueError(f"--preset {w!r} matches no preset; accepted: all, or one of {', '.join(PRESETS)}"
+            raise UsageError(f"--preset {w!r} matches no preset; accepted: all, or one of {', '.join(PRESETS)}"
                              " (globs allowed)")
         out += [n for n in hits if n not in out]
     order = list(PRESETS)
