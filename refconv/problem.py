@@ -95,116 +95,160 @@ OPDEFS: Mapping[str, OpRecord] = _OpDefs()
 
 def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "data") -> np.ndarray:
     """Deterministic data for one input.  ``role`` is ``"weights"`` for filter/conv weights (signed,
-    small) and ``"data"`` otherwise.  See the module docstring for the kinds."""
+    small) and ``"data"`` otherwise.  See the module docstring for the kinds; each kind is one
+    ``_fill_<kind>`` function drawing from ``np.random.default_rng(seed)`` (``random`` and
+    ``special``: :func:`_fill_random`)."""
     if kind not in FILL_KINDS:
         raise ValueError(f"fill kind {kind!r} not accepted; accepted: {FILL_KINDS}")
     dtype = np.dtype(dtype)
-    rng = np.random.default_rng(seed)
-    size = int(np.prod(shape, dtype=np.int64))
-    is_int = dtype.kind in "ui"
-    if kind == "zero":
-        return np.zeros(shape, dtype)
-    if kind == "one":
-        return np.ones(shape, dtype)
-    if kind == "delta":
-        a = np.zeros(size, dtype)
-        if size:
-            a[rng.integers(size)] = np.iinfo(dtype).max if is_int else 1.0
-        return a.reshape(shape)
-    if kind == "ramp":
-        i = np.arange(size, dtype=np.int64)
-        if is_int:
-            info = np.iinfo(dtype)
-            v = (i * 7) % 256 if info.min == 0 else (i * 7) % 17 - 8
-            return v.astype(dtype).reshape(shape)
-        return ((i * 7) % 17 - 8).astype(dtype).reshape(shape)
-    if kind == "exact":
-        if is_int:
-            info = np.iinfo(dtype)
-            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
-            return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-        if role == "weights":
-            # integers in [-8, 8], and some halves / quarters: every product with a uint8 or a
-            # small-integer pixel and every partial sum is exact in float32.
-            v = rng.integers(-32, 33, size=shape) / 4.0
-            return v.astype(dtype)
-        return rng.integers(-16, 17, size=shape).astype(dtype)
-    if kind == "extreme":
-        if is_int:
-            info = np.iinfo(dtype)
-            pool = np.array([0, info.max, info.min, 1], dtype=np.int64)
-            pool = np.unique(pool).astype(dtype)
-            return rng.choice(pool, size=shape).astype(dtype)
-        fi = np.finfo(dtype)
-        pool = np.array([0.0, 1.0, -1.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal], dtype=dtype)
-        return rng.choice(pool, size=shape).astype(dtype)
-    if kind == "onehot":
-        a = np.zeros(shape, dtype)
-        if size:
-            rows = 1 if (len(shape) <= 1 or role == "weights" and len(shape) == 2) else shape[0]
-            flat = a.reshape(rows, -1)
-            cols = rng.integers(flat.shape[1], size=rows)
-            if is_int:
-                vals = 2 ** rng.integers(0, 8, size=rows)
-            else:
-                vals = np.ldexp(rng.choice([-1.0, 1.0], size=rows), rng.integers(-2, 3, size=rows))
-            flat[np.arange(rows), cols] = vals
-        return a
-    if kind == "ties":
-        if is_int:
-            info = np.iinfo(dtype)
-            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-100, 100)
-            return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-        lo, hi = {"weights": (-8, 8), "pixels": (0, 96)}.get(role, (-64, 64))
-        return (rng.integers(lo, hi + 1, size=shape) / 4.0).astype(dtype)
-    if kind == "sparse":
-        if is_int:
-            info = np.iinfo(dtype)
-            lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-1000, 1000)
-            v = rng.integers(lo, hi + 1, size=shape)
-            return np.where(rng.random(shape) < 0.5, 0, v).astype(dtype)
-        tiny = rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(-9, -6, size=shape)
-        quarters = rng.integers(-8, 9, size=shape) / 4.0
-        u = rng.random(shape)
-        return np.where(u < 0.4, 0.0, np.where(u < 0.7, tiny, quarters)).astype(dtype)
-    if kind == "edge":
-        if is_int:
-            info = np.iinfo(dtype)
-            top = min(info.max, 255) if info.min == 0 else info.max
-            pool = np.unique(np.array([0, 1, top - 1, top] + ([] if info.min == 0 else [info.min, info.min + 1]),
-                                      np.int64))
-            return rng.choice(pool, size=shape).astype(dtype)
-        fi = np.finfo(dtype)
-        if role == "weights":
-            pool = np.array([0.0, 1.0, -1.0, 0.5, 1 / 255, 256 / 255, 2.0 ** 23, 2.0 ** 31 / 255,
-                             2.0 ** 31 / 2295, float(fi.max), -float(fi.max)], np.float64)
+    fill = _FillArgs(kind, np.random.default_rng(seed), shape, dtype, role,
+                     int(np.prod(shape, dtype=np.int64)), dtype.kind in "ui")
+    return _FILLS.get(kind, _fill_random)(fill)
+
+
+@dataclass(frozen=True)
+class _FillArgs:
+    """What every fill kind draws from: the kind, the generator, the shape and dtype, the input's
+    role, the element count and whether the dtype is an integer one."""
+
+    kind: str
+    rng: np.random.Generator
+    shape: tuple
+    dtype: np.dtype
+    role: str
+    size: int
+    is_int: bool
+
+
+def _int_range(dtype: np.dtype, signed: tuple = (-100, 100)) -> tuple:
+    """The values integer fills draw from: ``0..min(max, 255)`` unsigned, ``signed`` otherwise."""
+    info = np.iinfo(dtype)
+    return (0, min(info.max, 255)) if info.min == 0 else signed
+
+
+def _fill_zero(f: _FillArgs):
+    return np.zeros(f.shape, f.dtype)
+
+
+def _fill_one(f: _FillArgs):
+    return np.ones(f.shape, f.dtype)
+
+
+def _fill_delta(f: _FillArgs):
+    a = np.zeros(f.size, f.dtype)
+    if f.size:
+        a[f.rng.integers(f.size)] = np.iinfo(f.dtype).max if f.is_int else 1.0
+    return a.reshape(f.shape)
+
+
+def _fill_ramp(f: _FillArgs):
+    i = np.arange(f.size, dtype=np.int64)
+    if f.is_int and np.iinfo(f.dtype).min == 0:
+        return ((i * 7) % 256).astype(f.dtype).reshape(f.shape)
+    return ((i * 7) % 17 - 8).astype(f.dtype).reshape(f.shape)
+
+
+def _fill_exact(f: _FillArgs):
+    if f.is_int:
+        lo, hi = _int_range(f.dtype)
+        return f.rng.integers(lo, hi + 1, size=f.shape).astype(f.dtype)
+    if f.role == "weights":
+        # integers in [-8, 8], and some halves / quarters: every product with a uint8 or a
+        # small-integer pixel and every partial sum is exact in float32.
+        return (f.rng.integers(-32, 33, size=f.shape) / 4.0).astype(f.dtype)
+    return f.rng.integers(-16, 17, size=f.shape).astype(f.dtype)
+
+
+def _fill_extreme(f: _FillArgs):
+    if f.is_int:
+        info = np.iinfo(f.dtype)
+        pool = np.unique(np.array([0, info.max, info.min, 1], dtype=np.int64)).astype(f.dtype)
+        return f.rng.choice(pool, size=f.shape).astype(f.dtype)
+    fi = np.finfo(f.dtype)
+    pool = np.array([0.0, 1.0, -1.0, fi.max, -fi.max, fi.tiny, -fi.tiny, fi.smallest_subnormal], dtype=f.dtype)
+    return f.rng.choice(pool, size=f.shape).astype(f.dtype)
+
+
+def _fill_onehot(f: _FillArgs):
+    a = np.zeros(f.shape, f.dtype)
+    if f.size:
+        shape, rng = f.shape, f.rng
+        rows = 1 if (len(shape) <= 1 or f.role == "weights" and len(shape) == 2) else shape[0]
+        flat = a.reshape(rows, -1)
+        cols = rng.integers(flat.shape[1], size=rows)
+        if f.is_int:
+            vals = 2 ** rng.integers(0, 8, size=rows)
         else:
-            m = float(fi.max)
-            pool = np.array([0.0, 1.0, -1.0, m, -m, m / 2, -m / 2, m / 4, -m / 4], np.float64)
-            pool = np.concatenate([pool, [np.inf, -np.inf, np.nan]])
-            if role == "pixels":
-                pool = np.concatenate([pool, [255.0, 254.5, 255.5]])
-        return rng.choice(pool, size=shape).astype(dtype)
-    # random / special
-    if is_int:
-        info = np.iinfo(dtype)
-        lo, hi = (0, min(info.max, 255)) if info.min == 0 else (-1000, 1000)
-        if kind == "special":
+            vals = np.ldexp(rng.choice([-1.0, 1.0], size=rows), rng.integers(-2, 3, size=rows))
+        flat[np.arange(rows), cols] = vals
+    return a
+
+
+def _fill_ties(f: _FillArgs):
+    if f.is_int:
+        lo, hi = _int_range(f.dtype)
+        return f.rng.integers(lo, hi + 1, size=f.shape).astype(f.dtype)
+    lo, hi = {"weights": (-8, 8), "pixels": (0, 96)}.get(f.role, (-64, 64))
+    return (f.rng.integers(lo, hi + 1, size=f.shape) / 4.0).astype(f.dtype)
+
+
+def _fill_sparse(f: _FillArgs):
+    rng, shape = f.rng, f.shape
+    if f.is_int:
+        lo, hi = _int_range(f.dtype, (-1000, 1000))
+        v = rng.integers(lo, hi + 1, size=shape)
+        return np.where(rng.random(shape) < 0.5, 0, v).astype(f.dtype)
+    tiny = rng.choice([-1.0, 1.0], size=shape) * 10.0 ** rng.uniform(-9, -6, size=shape)
+    quarters = rng.integers(-8, 9, size=shape) / 4.0
+    u = rng.random(shape)
+    return np.where(u < 0.4, 0.0, np.where(u < 0.7, tiny, quarters)).astype(f.dtype)
+
+
+def _fill_edge(f: _FillArgs):
+    if f.is_int:
+        info = np.iinfo(f.dtype)
+        top = min(info.max, 255) if info.min == 0 else info.max
+        pool = np.unique(np.array([0, 1, top - 1, top] + ([] if info.min == 0 else [info.min, info.min + 1]),
+                                  np.int64))
+        return f.rng.choice(pool, size=f.shape).astype(f.dtype)
+    fi = np.finfo(f.dtype)
+    if f.role == "weights":
+        pool = np.array([0.0, 1.0, -1.0, 0.5, 1 / 255, 256 / 255, 2.0 ** 23, 2.0 ** 31 / 255,
+                         2.0 ** 31 / 2295, float(fi.max), -float(fi.max)], np.float64)
+    else:
+        m = float(fi.max)
+        pool = np.array([0.0, 1.0, -1.0, m, -m, m / 2, -m / 2, m / 4, -m / 4], np.float64)
+        pool = np.concatenate([pool, [np.inf, -np.inf, np.nan]])
+        if f.role == "pixels":
+            pool = np.concatenate([pool, [255.0, 254.5, 255.5]])
+    return f.rng.choice(pool, size=f.shape).astype(f.dtype)
+
+
+def _fill_random(f: _FillArgs):
+    """``random`` (``special``: the same, then an eighth of the elements NaN, +-Inf or -0)."""
+    rng, shape, dtype = f.rng, f.shape, f.dtype
+    if f.is_int:
+        lo, hi = _int_range(dtype, (-1000, 1000))
+        if f.kind == "special":
             raise ValueError(f"fill kind 'special' needs a float dtype, got {dtype}")
         return rng.integers(lo, hi + 1, size=shape).astype(dtype)
-    if role == "weights":
+    if f.role == "weights":
         a = rng.uniform(-2.0, 2.0, size=shape).astype(dtype)
-    elif role == "pixels":
+    elif f.role == "pixels":
         a = rng.uniform(0.0, 255.0, size=shape).astype(dtype)
     else:
         a = rng.standard_normal(size=shape).astype(dtype)
-    if kind == "special" and size:
+    if f.kind == "special" and f.size:
         flat = a.reshape(-1)
-        n = max(1, size // 8)
-        idx = rng.choice(size, size=n, replace=False)
+        n = max(1, f.size // 8)
+        idx = rng.choice(f.size, size=n, replace=False)
         flat[idx] = rng.choice(np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dtype), size=n)
     return a
 
+
+_FILLS = {"zero": _fill_zero, "one": _fill_one, "delta": _fill_delta, "ramp": _fill_ramp, "exact": _fill_exact,
+          "extreme": _fill_extreme, "onehot": _fill_onehot, "ties": _fill_ties, "sparse": _fill_sparse,
+          "edge": _fill_edge}
 
 
 # ----------------------------------------------------------------------------- problem
