@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 
+from . import ops
 from .commands.check import cmd_check
 from .commands.common import refconv_version, session_from
 from .commands.listing import cmd_list
@@ -99,10 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd")
 
     def filters(p):
-        p.add_argument("--op", type=_glob("--op"), help="op name or glob (filter2d, conv2d, sobel, matvec, kron)")
+        p.add_argument("--op", type=_glob("--op"), help=f"op name or glob ({', '.join(ops.names())})")
         p.add_argument("--backend", type=_glob("--backend"), help="backend name or glob")
         p.add_argument("--variant", type=_glob("--variant"), action="append",
-                       help="variant name glob, or a full-id glob like 'filter2d/*/CM_*'; given "
+                       help="variant name glob, or a full-id glob like '<op>/*/CM_*'; given "
                             "more than once, a variant matching any of them is selected")
         _add_backend_options(p)
 

@@ -19,10 +19,10 @@ def _fmt_limit(v) -> str:
 def _domain_text(v) -> str:
     """The size dims of ``v``'s real domain (its supports over the op's), e.g. ``h=3.. w=3.. kh=3``;
     device limits are the backend's (printed above the table) and act through its constraint."""
-    from ..problem import OPDEFS
+    from .. import ops
     from ..variant import Range
     parts = []
-    for k, dom in OPDEFS[v.op].dims.items():
+    for k, dom in ops.get(v.op).dims.items():
         d = v.supports.get(k, dom)
         if k == "dtype":
             continue
