@@ -44,7 +44,7 @@ def _common(docs: list[dict], key: str):
 
 def merge_reports(docs: list[dict], names: list[str] | None = None, merged: dict | None = None) -> dict:
     """One report from the shard reports ``docs`` (see the module docstring); ``merged``: what the
-    merging run records about itself (:func:`refconv.cli.run_info`: version, start, command)."""
+    merging run records about itself (:func:`refconv.commands.common.run_info`: version, start, command)."""
     names = names or [f"report {i + 1}" for i in range(len(docs))]
     if not docs:
         raise UsageError("merge: no report given")

@@ -5,7 +5,7 @@
   so a run of hours never ends in a traceback that loses its reports.  A bad path raises
   ``ValueError`` naming the option, what was given and what is accepted.
 * ``--json -`` writes the JSON report to stdout (the command then prints everything else on
-  stderr: :func:`refconv.cli.report_on_stdout`); ``--junit`` always takes a file, and the two
+  stderr: :func:`refconv.commands.common.report_on_stdout`); ``--junit`` always takes a file, and the two
   may not name the same file (:func:`check_report_paths`).
 * Every report is written atomically (:func:`atomic_write`: a temporary file in the target's
   directory, then ``os.replace``): a reader never sees half a report, and an old report is only
@@ -117,7 +117,7 @@ def atomic_write(path: str, text: str) -> None:
 
 def json_report(profile: str, elapsed: float, backend_options: dict, results, shard=None, **extra) -> str:
     """The text of a ``refconv check --json`` report: the profile, the wall time, the backend
-    option values, the shard, ``extra`` (the tolerance; what :func:`refconv.cli.run_info` records:
+    option values, the shard, ``extra`` (the tolerance; what :func:`refconv.commands.common.run_info` records:
     refconv's version, the seed, the start time, the command line) and one result per variant."""
     return json.dumps({"profile": profile, "seconds": elapsed, "backend_options": backend_options,
                        "shard": shard, **extra, "results": [r.to_dict() for r in results]}, indent=1, default=str)
