@@ -65,21 +65,25 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
-def runnable(pid: int) -> bool | None:
-    """Whether a thread of process ``pid`` is running or waiting for a CPU (state ``R`` in
-    ``/proc/PID/task/*/stat``); None where that cannot be read."""
+def runnable(pid: int, _depth: int = 0) -> bool | None:
+    """Whether a thread of process ``pid``, or of a child process it started (a compiler it waits
+    for), is running or waiting for a CPU (state ``R`` in ``/proc/PID/task/*/stat``); None where
+    that cannot be read."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return None
+    children = []
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/stat") as f:
                 if f.read().rsplit(")", 1)[1].split()[0] == "R":
                     return True
-        except (OSError, IndexError):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                children += [int(c) for c in f.read().split()]
+        except (OSError, IndexError, ValueError):
             continue
-    return False
+    return _depth < 4 and any(runnable(c, _depth + 1) for c in children)
 
 
 class ExampleClock:

@@ -52,6 +52,15 @@ LONGEST_FIRST = ("test_conformance.py::test_every_available_variant_passes[numba
                  "test_conformance.py::")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    """``-n N`` without ``--dist``: worksteal, not xdist's ``load`` (an idle worker takes queued
+    tests from a busy one; the suite mixes tests of seconds with tests of minutes)."""
+    opt = config.option
+    if getattr(opt, "numprocesses", None) and getattr(opt, "dist", "no") == "no" and not opt.distload:
+        opt.dist = "worksteal"
+
+
 def _rank(item) -> int:
     nodeid = item.nodeid.rpartition("/")[2]
     return next((i for i, head in enumerate(LONGEST_FIRST) if nodeid.startswith(head)), len(LONGEST_FIRST))

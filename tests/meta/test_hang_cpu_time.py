@@ -86,3 +86,38 @@ def test_without_a_cpu_clock_the_limit_is_wall_time():
     assert clock.cpu() is None and clock.hang(10) is None
     clock.wall0 -= 11
     assert clock.hang(10) == "hang: example ran longer than 10s (killed)"
+
+
+def test_a_process_waiting_for_its_busy_child_is_runnable_and_a_sleeping_one_is_not():
+    """The compile check's workers wait for ptxas: while the compiler runs, the worker is not blocked."""
+    from refconv.procs import runnable
+    busy = subprocess.Popen([sys.executable, "-c",
+                             "import subprocess, sys; subprocess.run([sys.executable, '-c', 'while True: pass'])"])
+    idle = subprocess.Popen([sys.executable, "-c",
+                             "import subprocess, sys; subprocess.run([sys.executable, '-c', 'import time; time.sleep(60)'])"])
+    try:
+        time.sleep(1.5)
+        assert any(runnable(busy.pid) for _ in range(20))
+        assert not any(runnable(idle.pid) for _ in range(5))
+    finally:
+        for p in (busy, idle):
+            for c in _children(p.pid):
+                os.kill(c, 9)
+            p.kill()
+            p.wait()
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+
+
+def test_a_compile_check_worker_over_its_cpu_limit_is_killed_and_named_a_hang():
+    from refconv.backends.numba_cuda.compile_check._pool import _wait_all
+    p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    ok = subprocess.Popen([sys.executable, "-c", "pass"])
+    whys = _wait_all([p, ok], 0.5)
+    assert whys[1] is None and "compile-check worker ran longer than 0.5s of CPU time" in whys[0]

@@ -62,13 +62,8 @@ def preflight(variants, options=None) -> dict:
         p = subprocess.Popen([sys.executable, "-m", "refconv.backends.numba_cuda.compile_check",
                               "--worker", inp, outp], env=env, stdout=log, stderr=subprocess.STDOUT)
         procs.append((p, chunk, outp, log))
-    t_end = time.monotonic() + timeout
-    for p, chunk, outp, log in procs:
-        try:
-            p.wait(timeout=max(1.0, t_end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    whys = _wait_all([p for p, *_ in procs], timeout)
+    for (p, chunk, outp, log), why in zip(procs, whys):
         log.close()
         got = None
         if os.path.exists(outp):
@@ -80,7 +75,7 @@ def preflight(variants, options=None) -> dict:
         if got is None:
             with open(log.name) as f:
                 tail = f.read()[-2000:]
-            why = "timed out" if p.returncode in (-9, None) else f"exit status {p.returncode}"
+            why = why or f"exit status {p.returncode}"
             for t in chunk:
                 result[t["id"]].append(_finding(
                     "compile-check-failed", f"the compile-check worker crashed ({why}); its output "
@@ -94,6 +89,25 @@ def preflight(variants, options=None) -> dict:
             result[v.id] = [_finding("compile-check-failed", "the compile check compiled no kernel of "
                                      "this variant and reported nothing", v.id)]
     return result
+
+
+def _wait_all(procs, limit: float) -> list:
+    """Wait for every worker process; a worker that has used more than ``limit`` seconds of CPU
+    time (its own and its compilers'), or that could not run for ``limit`` seconds past the limit
+    (:class:`refconv.procs.ExampleClock`: the rule of the check's own examples), is killed.
+    Returns, per process, the reason it was killed or None.  Waiting for a CPU on a loaded
+    machine is neither, so load cannot fail a compile check that would pass on a quiet one."""
+    from refconv.procs import ExampleClock
+    clocks = [ExampleClock(p.pid) for p in procs]
+    whys = [None] * len(procs)
+    while any(p.poll() is None for p in procs):
+        for i, p in enumerate(procs):
+            if p.poll() is None and (why := clocks[i].hang(limit)):
+                p.kill()
+                p.wait()
+                whys[i] = why.replace("example", "compile-check worker")
+        time.sleep(0.25)
+    return whys
 
 
 def _finding(cls, message, vid, **kw):
