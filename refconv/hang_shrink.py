@@ -74,14 +74,17 @@ class ShrinkResult:
         return str(Case(self.problem, self.params))
 
 
-def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None) -> None:
+def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None,
+                    tolerance: str | None = None) -> None:
     from .procs import exit_like, start_own_group
     start_own_group()
     os.environ.update(env)
     from .checking import InvalidProblem, acceptance_for, check_example
     from .session import configure_backends
     from .registry import get
+    from .tolerance import set_mode
     configure_backends(backend_options)
+    set_mode(tolerance)
     v = get(variant_id)
     if warm_case:  # import and run the spec's code path once, outside any candidate's time limit
         try:
@@ -110,9 +113,9 @@ class _Runner:
     """One worker process at a time; replaced after a hang or a crash.  ``last_crash``: the exit
     description (``signal 11 SIGSEGV``) of the last candidate that crashed."""
 
-    def __init__(self, variant_id, backend_options, env, start_timeout=300.0, warm_case=None):
+    def __init__(self, variant_id, backend_options, env, start_timeout=300.0, warm_case=None, tolerance=None):
         self.variant_id = variant_id
-        self.args = (backend_options, env, variant_id, warm_case)
+        self.args = (backend_options, env, variant_id, warm_case, tolerance)
         self.start_timeout = start_timeout
         self.ctx = mp.get_context("spawn")
         self.proc = self.conn = None
@@ -185,12 +188,14 @@ def _ladder(lo: int, cur: int) -> list[int]:
 
 def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: float, budget: float,
                 backend_options: dict, slowest_example: float = 0.0, env: dict | None = None,
-                on_attempt: Callable[[int, str, str], None] | None = None, target: str = HANG) -> ShrinkResult:
+                on_attempt: Callable[[int, str, str], None] | None = None, target: str = HANG,
+                tolerance: str | None = None) -> ShrinkResult:
     """Shrink the hanging (``target=HANG``) or crashing (``target=CRASH``) case ``(problem, params)``
     of ``variant`` (see the module docstring).
 
     ``budget``: seconds the search may take (a candidate already running is let finish);
-    ``on_attempt(n, case, outcome)`` is called after each candidate (progress)."""
+    ``on_attempt(n, case, outcome)`` is called after each candidate (progress); ``tolerance``: the
+    float verdict of the candidates' workers (the run's; ``None``: their default)."""
     if budget <= 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget}")
     if timeout <= 0:
@@ -200,7 +205,7 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
     from .procs import worker_env
     limit = min(timeout, max(10.0, 10.0 * slowest_example))
     runner = _Runner(variant.id, backend_options, env if env is not None else worker_env(),
-                     warm_case=problem.descriptor())
+                     warm_case=problem.descriptor(), tolerance=tolerance)
     res = ShrinkResult(problem, dict(params))
     search = _Search(variant, runner, res, target, limit, budget, on_attempt)
     try:

@@ -137,7 +137,7 @@ def _check(ns) -> int:
     hang_budget = 4 * run.prof.timeout if ns.hang_shrink is None else ns.hang_shrink
     if hang_budget > 0:
         with run.reports_if_interrupted():
-            shrink_hangs(run.results, run.prof.timeout, hang_budget, run.bopts, quiet=ns.quiet)
+            shrink_hangs(run.results, run.prof.timeout, hang_budget, run.bopts, quiet=ns.quiet, tolerance=ns.tolerance)
     elapsed = run.elapsed()
     from .. import preflight
     for vid, found in pre.items():

@@ -8,10 +8,10 @@ from ..console import console
 from ..render import esc
 
 
-def shrink_hangs(results, timeout, budget, bopts, quiet=False) -> None:
+def shrink_hangs(results, timeout, budget, bopts, quiet=False, tolerance=None) -> None:
     """Shrink each hanging or crashing case of ``results`` within ``budget`` seconds each and put
     the smaller case (with how it was found) in its result; a shrink that fails keeps the case as
-    found and says why in the reason."""
+    found and says why in the reason.  ``tolerance``: the run's float verdict, for the workers."""
     from ..hang_shrink import hang_cases, shrink_hang
     for r, c, target in list(hang_cases(results)):
         f = r.failure
@@ -23,7 +23,7 @@ def shrink_hangs(results, timeout, budget, bopts, quiet=False) -> None:
             try:
                 s = shrink_hang(v, c.problem, c.params, timeout=timeout, budget=budget,
                                 backend_options=bopts, slowest_example=f.get("slowest_example_s", 0.0),
-                                on_attempt=on_attempt, target=target)
+                                on_attempt=on_attempt, target=target, tolerance=tolerance)
             except Exception as e:  # the hang stays reported as found
                 r.reason = f"{r.reason}; not shrunk ({type(e).__name__}: {e})"
                 continue
