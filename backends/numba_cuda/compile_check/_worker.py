@@ -7,8 +7,6 @@ import json
 import os
 import time
 import traceback
-from dataclasses import dataclass
-from typing import Callable
 
 from ._assemble import assemble
 from ._fake_device import install_fakes
@@ -83,7 +81,7 @@ def worker(inp: str, outp: str) -> None:
         vid = task["id"]
         fs = out.setdefault(vid, [])
         try:
-            _check_task(task, fs, _Context(cc, launches, compile_one, registry, Problem))
+            _check_task(task, vid, fs, cuda, cc, ptxas, job, launches, compile_one, registry, Problem)
         except Exception as e:  # a bug in the check itself: reported, never a pass
             fs.append(_finding("compile-check-failed", f"the compile check failed on this variant: "
                                                        f"{_short(e)}", vid,
@@ -92,39 +90,47 @@ def worker(inp: str, outp: str) -> None:
         json.dump(out, f, default=str)
 
 
-@dataclass
-class _Context:
-    """What checking one task needs from the worker: the compute capability ``cc``, the list the
-    fake device records launches into, ``compile_one(dispatcher, argtypes) -> result`` (cached),
-    and where variants and problems come from (``registry``, ``Problem``)."""
-
-    cc: tuple
-    launches: list
-    compile_one: Callable
-    registry: object
-    Problem: type
-
-
-def _check_task(task: dict, fs: list, ctx: _Context) -> None:
-    """Run ``task``'s variant on each specialisation's problem and compile every recorded launch;
-    appends to ``fs`` one finding per compile or launch error (each kernel and error once) and one
-    ``compile-info`` per kernel, params and signature."""
-    vid = task["id"]
-    run = _load_run(task, fs, ctx.registry)
-    if run is None:
+def _check_task(task, vid, fs, cuda, cc, ptxas, job, launches, compile_one, registry, Problem):
+    import numpy as np
+    try:
+        if task.get("ref"):
+            import importlib
+            mod = importlib.import_module(task["ref"][0])
+            run = mod
+            for part in task["ref"][1].split("."):
+                run = getattr(run, part)
+        else:
+            run = registry.get(vid).run
+    except Exception as e:
+        fs.append(_finding("compile-check-failed", f"cannot load the variant in a non-simulator "
+                                                   f"process: {_short(e)}", vid))
         return
     infos: dict = {}
     errors: dict = {}
     for params, desc in task["specs"]:
         spec = {"params": params, "problem": desc}
-        if not _record_launches(run, task, params, desc, fs, ctx):
+        launches.clear()
+        trace_err = None
+        try:
+            from refconv.checking import call_run, scratch_output
+            problem = Problem.parse(desc)
+            out = scratch_output(problem, task.get("writes", "all"), task.get("output", "array"))
+            call_run(run, problem, out, params)
+        except Exception as e:  # the fake device returns garbage: later host code may fail
+            trace_err = e
+        if not launches:
+            fs.append(_finding(
+                "compile-check-failed",
+                f"no kernel launch recorded for params {params} on {desc}"
+                + (f": the variant raised {_short(trace_err)}" if trace_err else ""), vid,
+                specialisation=spec,
+                traceback="".join(traceback.format_exception(trace_err))[-3000:] if trace_err else None))
             continue
-        for disp, argtypes, lc in ctx.launches:
+        for disp, argtypes, lc in launches:
             name = disp.py_func.__qualname__
             file, line = _kernel_lines(disp.py_func)
-            res = ctx.compile_one(disp, argtypes)
+            res = compile_one(disp, argtypes)
             sig = f"({', '.join(str(a) for a in argtypes)})"
-            cc = ctx.cc
             where = dict(kernel=name, file=file, line=line, signature=sig, cc=f"sm_{cc[0]}{cc[1]}",
                          specialisation=spec)
             if "error" in res:
@@ -135,87 +141,34 @@ def _check_task(task: dict, fs: list, ctx: _Context) -> None:
                         f"({res['stage']}) with params {params}: {res['error']}", vid, stage=res["stage"],
                         **where)
                 continue
-            why = _launch_problem(lc, res)
-            if why and ("launch", name, why) not in errors:
-                errors[("launch", name, why)] = _finding(
-                    "launch-error", f"kernel {name}: {why} (params {params})", vid, griddim=list(lc.griddim),
-                    blockdim=list(lc.blockdim), sharedmem=int(lc.sharedmem or 0), **where)
+            if lc is not None:
+                threads = int(np.prod(lc.blockdim))
+                why = None
+                if threads > 1024:
+                    why = f"block {lc.blockdim} has {threads} threads > 1024"
+                elif "regs" in res and res["regs"] * threads > 65536:
+                    why = (f"{res['regs']} registers x {threads} threads = {res['regs'] * threads} "
+                           f"> 65536 registers per block (too many resources requested for launch)")
+                elif res.get("smem", 0) + int(lc.sharedmem or 0) > 49152:
+                    why = (f"{res.get('smem', 0)} B static + {lc.sharedmem} B dynamic shared memory "
+                           f"> 48 KiB (numba does not opt in to more)")
+                if why:
+                    k = ("launch", name, why)
+                    if k not in errors:
+                        errors[k] = _finding("launch-error", f"kernel {name}: {why} (params {params})",
+                                             vid, griddim=list(lc.griddim), blockdim=list(lc.blockdim),
+                                             sharedmem=int(lc.sharedmem or 0), **where)
             ik = (name, json.dumps(params, sort_keys=True, default=str), sig)
             if ik not in infos:
-                infos[ik] = _info_finding(vid, name, sig, params, cc, res, where)
+                extra = ""
+                if "regs" in res:
+                    extra = (f": {res['regs']} registers, {res.get('smem', 0)} B static smem, "
+                             f"{res.get('spill_stores', 0)} B spill stores, {res.get('spill_loads', 0)} B "
+                             f"spill loads, {res.get('stack', 0)} B stack")
+                infos[ik] = _finding("compile-info", f"kernel {name}{sig} params {params} compiled for "
+                                     f"sm_{cc[0]}{cc[1]}{extra}", vid,
+                                     **{k: res[k] for k in ("regs", "smem", "spill_stores", "spill_loads",
+                                                            "stack", "ptx_bytes", "seconds", "assembler") if k in res},
+                                     **where)
     fs.extend(errors.values())
     fs.extend(infos.values())
-
-
-def _load_run(task: dict, fs: list, registry):
-    """The variant's ``run`` (``task["ref"]``: module and qualified name, else the registry's);
-    ``None`` after appending a ``compile-check-failed`` finding when it cannot be loaded."""
-    try:
-        if task.get("ref"):
-            import importlib
-            run = importlib.import_module(task["ref"][0])
-            for part in task["ref"][1].split("."):
-                run = getattr(run, part)
-            return run
-        return registry.get(task["id"]).run
-    except Exception as e:
-        fs.append(_finding("compile-check-failed", f"cannot load the variant in a non-simulator "
-                                                   f"process: {_short(e)}", task["id"]))
-        return None
-
-
-def _record_launches(run, task: dict, params: dict, desc: str, fs: list, ctx: _Context) -> bool:
-    """Run ``run`` on the fake device for one specialisation, recording its launches in
-    ``ctx.launches``; ``False`` (and a ``compile-check-failed`` finding) when it launched nothing."""
-    ctx.launches.clear()
-    trace_err = None
-    try:
-        from refconv.checking import call_run, scratch_output
-        problem = ctx.Problem.parse(desc)
-        out = scratch_output(problem, task.get("writes", "all"), task.get("output", "array"))
-        call_run(run, problem, out, params)
-    except Exception as e:  # the fake device returns garbage: later host code may fail
-        trace_err = e
-    if ctx.launches:
-        return True
-    fs.append(_finding(
-        "compile-check-failed",
-        f"no kernel launch recorded for params {params} on {desc}"
-        + (f": the variant raised {_short(trace_err)}" if trace_err else ""), task["id"],
-        specialisation={"params": params, "problem": desc},
-        traceback="".join(traceback.format_exception(trace_err))[-3000:] if trace_err else None))
-    return False
-
-
-def _launch_problem(lc, res: dict) -> str | None:
-    """Why a launch with config ``lc`` of a kernel compiled to ``res`` would fail on the device:
-    more than 1024 threads a block, registers x threads > 65536, or static + dynamic shared memory
-    > 48 KiB (numba does not opt in to more); ``None`` when it fits (or nothing is known)."""
-    if lc is None:
-        return None
-    import numpy as np
-    threads = int(np.prod(lc.blockdim))
-    if threads > 1024:
-        return f"block {lc.blockdim} has {threads} threads > 1024"
-    if "regs" in res and res["regs"] * threads > 65536:
-        return (f"{res['regs']} registers x {threads} threads = {res['regs'] * threads} "
-                f"> 65536 registers per block (too many resources requested for launch)")
-    if res.get("smem", 0) + int(lc.sharedmem or 0) > 49152:
-        return (f"{res.get('smem', 0)} B static + {lc.sharedmem} B dynamic shared memory "
-                f"> 48 KiB (numba does not opt in to more)")
-    return None
-
-
-def _info_finding(vid: str, name: str, sig: str, params: dict, cc: tuple, res: dict, where: dict) -> dict:
-    """The ``compile-info`` finding of one kernel, params and signature: its registers, shared
-    memory, spills and stack when the assembler reported them."""
-    extra = ""
-    if "regs" in res:
-        extra = (f": {res['regs']} registers, {res.get('smem', 0)} B static smem, "
-                 f"{res.get('spill_stores', 0)} B spill stores, {res.get('spill_loads', 0)} B "
-                 f"spill loads, {res.get('stack', 0)} B stack")
-    return _finding("compile-info", f"kernel {name}{sig} params {params} compiled for "
-                    f"sm_{cc[0]}{cc[1]}{extra}", vid,
-                    **{k: res[k] for k in ("regs", "smem", "spill_stores", "spill_loads",
-                                           "stack", "ptx_bytes", "seconds", "assembler") if k in res},
-                    **where)
