@@ -2,7 +2,7 @@
 
 This module builds the parser and dispatches; each command is a module of
 :mod:`refconv.commands`.  Backends add their own options to ``check``/``list``/``bench`` through
-:class:`refconv.variant.BackendOption` (e.g. ``--opencl TARGET``); the core names none.
+:class:`refconv.variant.BackendOption` (e.g. a ``--TARGET`` choice); the core names none.
 
 Exit statuses of every command: a :class:`refconv.errors.UsageError` (a bad argument, environment
 value or input file, raised where it is read) is one line on stderr and status 2; Ctrl-C is 130,
