@@ -24,7 +24,7 @@ from .jsonfile import read_json
 
 
 def load_report(path) -> dict:
-    """Read one ``refconv check --json`` report; ``FileNotFoundError`` or ``ValueError`` naming the
+    """Read one ``refconv check --json`` report; ``UsageError`` naming the
     file and what is wrong."""
     doc = read_json(path, "report")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):

@@ -3,7 +3,7 @@
 * Every output path is validated *before* the run starts (:func:`check_output_file`,
   :func:`check_output_dir`), by actually creating (and removing) a file where the output will go,
   so a run of hours never ends in a traceback that loses its reports.  A bad path raises
-  ``ValueError`` naming the option, what was given and what is accepted.
+  ``UsageError`` naming the option, what was given and what is accepted.
 * ``--json -`` writes the JSON report to stdout (the command then prints everything else on
   stderr: :func:`refconv.commands.common.report_on_stdout`); ``--junit`` always takes a file, and the two
   may not name the same file (:func:`check_report_paths`).
@@ -32,7 +32,7 @@ def _probe(directory: Path) -> None:
 
 
 def check_output_file(option: str, path: str) -> None:
-    """Raise ``ValueError`` naming ``option`` unless a report can be written at ``path``."""
+    """Raise ``UsageError`` naming ``option`` unless a report can be written at ``path``."""
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
@@ -50,7 +50,7 @@ def check_output_file(option: str, path: str) -> None:
 
 def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
     """The ``--json`` and ``--junit`` paths of a command: each writable (``--json -``: stdout), and
-    not the same file (one would overwrite the other).  ``ValueError`` naming the option."""
+    not the same file (one would overwrite the other).  ``UsageError`` naming the option."""
     if junit_path == "-":
         raise UsageError("--junit -: only --json writes to stdout; accepted for --junit: "
                          f"{_ACCEPTED_FILE}")
@@ -67,7 +67,7 @@ def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
 
 
 def check_output_dir(option: str, path: str) -> None:
-    """Raise ``ValueError`` naming ``option`` unless files can be saved under directory ``path``
+    """Raise ``UsageError`` naming ``option`` unless files can be saved under directory ``path``
     (which need not exist yet: its nearest existing ancestor must be a writable directory)."""
     p = Path(path)
     if p.exists() and not p.is_dir():

@@ -86,7 +86,7 @@ REQUIRED = {"variant": str, "case": str, "descriptor": str, "params": dict, "inp
 
 def load_reproducer(path) -> dict:
     """Read and validate a reproducer file (:func:`validate_reproducer`); ``FileNotFoundError`` or
-    ``ValueError`` with one line naming the file and what is wrong."""
+    ``UsageError`` with one line naming the file and what is wrong."""
     doc = read_json(path, "reproducer file")
     validate_reproducer(doc, str(path))
     return doc
@@ -96,7 +96,7 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
     """The rules a reproducer must meet before it is replayed: a JSON object of format
     :data:`FORMAT`; the keys of :data:`REQUIRED` with their types; a parseable ``descriptor`` equal
     to the descriptor part of the ``case`` line; exactly the inputs that case needs, each with the
-    dtype and shape the case line implies and as many bytes as that shape holds.  ``ValueError``
+    dtype and shape the case line implies and as many bytes as that shape holds.  ``UsageError``
     naming the first rule broken."""
     if not isinstance(doc, dict):
         raise UsageError(f"{name}: not a refconv reproducer (a JSON {type(doc).__name__}, expected an object)")
@@ -150,7 +150,7 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
 
 def check_params(variant: Variant, params: dict, what: str = "--params") -> None:
     """Launch ``params`` must be declared by ``variant`` and take one of the declared values;
-    ``ValueError`` naming ``what``, the parameter and the accepted values otherwise."""
+    ``UsageError`` naming ``what``, the parameter and the accepted values otherwise."""
     declared = {p.name: p for p in variant.params}
     for k, val in params.items():
         val = tuple(val) if isinstance(val, list) else val  # JSON turns a tuple value into a list
