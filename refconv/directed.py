@@ -389,7 +389,16 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
             shared.remove(kinds)
             label += f" + geometry {kinds[0]} x {kinds[1]}"
         cases.append(DirectedCase(problem, p, label))
-    # rows not realised yet (the crossing stopped early): one case each, at the pinned values
+    _leftover_rows(b, rec, variant, i, seen, realised_rows, cases)
+    if rec.grid:
+        _geometry_cases(b, variant, shared, seen, cases)
+    skipped = tuple(r.name for r in rec.directed if r.name not in realised_rows)
+    return DirectedTable(tuple(cases), skipped)
+
+
+def _leftover_rows(b, rec, variant: Variant, i: int, seen: set, realised_rows: set, cases: list) -> None:
+    """The table rows not realised yet (the crossing stopped early): one case each, at the pinned
+    values and the ``i``-th and later launch parameters; appended to ``cases``."""
     for r in rec.directed:
         if r.name in realised_rows:
             continue
@@ -401,23 +410,24 @@ def directed_cases(variant: Variant, profile: Profile | str = "ci") -> DirectedT
                 seen.add(key)
                 realised_rows.add(r.name)
                 cases.append(DirectedCase(got[0], got[1], r.name))
-    # the geometry cases
-    if rec.grid:
-        for j, kinds in enumerate(GEOMETRY):
-            if kinds in SHARED_GEOMETRY and kinds not in shared:
-                continue                          # a value case carried it
-            # several blocks with the fewest threads: the smallest launch parameters; "wide" is
-            # relative to the largest value of the axis's parameter, so that it spans several
-            # blocks even where a thread covers a coarsened run of outputs
-            params = _smallest_params(variant)
-            scale = {ax: b.largest(ax) for ax, k in zip("xy", kinds) if k == "wide" and b.largest(ax)}
-            got = b.fitted({}, None, params, kinds, scale)
-            if got is None:
-                continue
-            key = (got[0].descriptor(), tuple(sorted(got[1].items())))
-            if key in seen:
-                continue
-            seen.add(key)
-            cases.append(DirectedCase(got[0], got[1], f"geometry {kinds[0]} x {kinds[1]}"))
-    skipped = tuple(r.name for r in rec.directed if r.name not in realised_rows)
-    return DirectedTable(tuple(cases), skipped)
+
+
+def _geometry_cases(b, variant: Variant, shared: list, seen: set, cases: list) -> None:
+    """The geometry cases of a grid op (:data:`GEOMETRY`), but those a value case carried
+    (a :data:`SHARED_GEOMETRY` kind no longer in ``shared``); appended to ``cases``."""
+    for kinds in GEOMETRY:
+        if kinds in SHARED_GEOMETRY and kinds not in shared:
+            continue                          # a value case carried it
+        # several blocks with the fewest threads: the smallest launch parameters; "wide" is
+        # relative to the largest value of the axis's parameter, so that it spans several
+        # blocks even where a thread covers a coarsened run of outputs
+        params = _smallest_params(variant)
+        scale = {ax: b.largest(ax) for ax, k in zip("xy", kinds) if k == "wide" and b.largest(ax)}
+        got = b.fitted({}, None, params, kinds, scale)
+        if got is None:
+            continue
+        key = (got[0].descriptor(), tuple(sorted(got[1].items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        cases.append(DirectedCase(got[0], got[1], f"geometry {kinds[0]} x {kinds[1]}"))

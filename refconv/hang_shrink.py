@@ -74,14 +74,17 @@ class ShrinkResult:
         return str(Case(self.problem, self.params))
 
 
-def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None) -> None:
+def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None,
+                    tolerance: str | None = None) -> None:
     from .procs import exit_like, start_own_group
     start_own_group()
     os.environ.update(env)
     from .checking import InvalidProblem, acceptance_for, check_example
     from .session import configure_backends
     from .registry import get
+    from .tolerance import set_mode
     configure_backends(backend_options)
+    set_mode(tolerance)
     v = get(variant_id)
     if warm_case:  # import and run the spec's code path once, outside any candidate's time limit
         try:
@@ -110,9 +113,9 @@ class _Runner:
     """One worker process at a time; replaced after a hang or a crash.  ``last_crash``: the exit
     description (``signal 11 SIGSEGV``) of the last candidate that crashed."""
 
-    def __init__(self, variant_id, backend_options, env, start_timeout=300.0, warm_case=None):
+    def __init__(self, variant_id, backend_options, env, start_timeout=300.0, warm_case=None, tolerance=None):
         self.variant_id = variant_id
-        self.args = (backend_options, env, variant_id, warm_case)
+        self.args = (backend_options, env, variant_id, warm_case, tolerance)
         self.start_timeout = start_timeout
         self.ctx = mp.get_context("spawn")
         self.proc = self.conn = None
@@ -185,12 +188,14 @@ def _ladder(lo: int, cur: int) -> list[int]:
 
 def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: float, budget: float,
                 backend_options: dict, slowest_example: float = 0.0, env: dict | None = None,
-                on_attempt: Callable[[int, str, str], None] | None = None, target: str = HANG) -> ShrinkResult:
+                on_attempt: Callable[[int, str, str], None] | None = None, target: str = HANG,
+                tolerance: str | None = None) -> ShrinkResult:
     """Shrink the hanging (``target=HANG``) or crashing (``target=CRASH``) case ``(problem, params)``
     of ``variant`` (see the module docstring).
 
     ``budget``: seconds the search may take (a candidate already running is let finish);
-    ``on_attempt(n, case, outcome)`` is called after each candidate (progress)."""
+    ``on_attempt(n, case, outcome)`` is called after each candidate (progress); ``tolerance``: the
+    float verdict of the candidates' workers (the run's; ``None``: their default)."""
     if budget <= 0:
         raise ValueError(f"budget must be > 0 seconds, got {budget}")
     if timeout <= 0:
@@ -200,96 +205,121 @@ def shrink_hang(variant: Variant, problem: Problem, params: dict, *, timeout: fl
     from .procs import worker_env
     limit = min(timeout, max(10.0, 10.0 * slowest_example))
     runner = _Runner(variant.id, backend_options, env if env is not None else worker_env(),
-                     warm_case=problem.descriptor())
-    t0 = time.monotonic()
+                     warm_case=problem.descriptor(), tolerance=tolerance)
     res = ShrinkResult(problem, dict(params))
-    seen: dict[str, str] = {}
-
-    def out_of_time():
-        return time.monotonic() - t0 - runner.startup_seconds >= budget
-
-    def attempt(p: Problem, ps: dict) -> str:
-        key = str(Case(p, ps))
-        if key in seen:
-            return seen[key]
-        if outside_support(variant, p, ps) is not None:
-            seen[key] = "invalid"
-            return "invalid"
-        outcome = runner.run(p, ps, limit)
-        res.attempts += 1
-        seen[key] = outcome
-        res.log.append((key, outcome))
-        if on_attempt:
-            on_attempt(res.attempts, key, outcome)
-        return outcome
-
-    def with_dim(p, k, val):
-        return replace(p, dims={**p.dims, k: val})
-
-    def shrink_size(k) -> bool:
-        dom = domain(variant, k)
-        cur = res.problem.dims[k]
-        if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
-            return False
-        start, best_returned = cur, None
-        for x in _ladder(dom.lo, cur):
-            if out_of_time():
-                break
-            o = attempt(with_dim(res.problem, k, x), res.params)
-            if o == target:
-                res.problem, cur = with_dim(res.problem, k, x), x
-                break
-            if o == RETURNED:
-                best_returned = x
-        while best_returned is not None and cur - best_returned > 1 and not out_of_time():
-            mid = (best_returned + cur) // 2
-            o = attempt(with_dim(res.problem, k, mid), res.params)
-            if o == target:
-                res.problem, cur = with_dim(res.problem, k, mid), mid
-            elif o == RETURNED:
-                best_returned = mid
-            else:
-                break
-        return cur < start
-
-    def simplify_fill(name) -> bool:
-        if res.problem.fills[name] == "zero.0":
-            return False
-        cand = replace(res.problem, fills={**res.problem.fills, name: "zero.0"})
-        if attempt(cand, res.params) == target:
-            res.problem = cand
-            return True
-        return False
-
-    def default_param(name, default) -> bool:
-        if res.params.get(name) == default:
-            return False
-        ps = {**res.params, name: default}
-        if attempt(res.problem, ps) == target:
-            res.params = ps
-            return True
-        return False
-
+    search = _Search(variant, runner, res, target, limit, budget, on_attempt)
     try:
         changed = True
-        while changed and not out_of_time():
-            changed = False
-            for k in list(res.problem.dims):
-                changed |= shrink_size(k)
-            for name in list(res.problem.fills):
-                changed |= not out_of_time() and simplify_fill(name)
-            for p in variant.params:
-                changed |= not out_of_time() and default_param(p.name, p.default)
-        res.complete = not out_of_time()
+        while changed and not search.out_of_time():
+            changed = search.one_pass()
+        res.complete = not search.out_of_time()
         if target == HANG and limit < timeout and (res.problem != problem or res.params != params):
             res.confirmed = runner.run(res.problem, res.params, timeout) == HANG
             if not res.confirmed:
                 res.problem, res.params = problem, dict(params)
     finally:
         runner.close()
-        res.seconds = time.monotonic() - t0
+        res.seconds = time.monotonic() - search.t0
         res.startup_seconds = runner.startup_seconds
     return res
+
+
+class _Search:
+    """The greedy search of :func:`shrink_hang` over ``res`` (the smallest case seen to reach
+    ``target`` so far): each candidate runs once (``seen``), under ``limit`` seconds, while the
+    ``budget`` (start-ups not counted) lasts."""
+
+    def __init__(self, variant: Variant, runner: _Runner, res: ShrinkResult, target: str, limit: float,
+                 budget: float, on_attempt):
+        self.variant, self.runner, self.res, self.target = variant, runner, res, target
+        self.limit, self.budget, self.on_attempt = limit, budget, on_attempt
+        self.seen: dict[str, str] = {}
+        self.t0 = time.monotonic()
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() - self.t0 - self.runner.startup_seconds >= self.budget
+
+    def one_pass(self) -> bool:
+        """Every size dim, then every fill, then every launch param once; whether any changed."""
+        res, changed = self.res, False
+        for k in list(res.problem.dims):
+            changed |= self.shrink_size(k)
+        for name in list(res.problem.fills):
+            changed |= not self.out_of_time() and self.simplify_fill(name)
+        for p in self.variant.params:
+            changed |= not self.out_of_time() and self.default_param(p.name, p.default)
+        return changed
+
+    def attempt(self, p: Problem, ps: dict) -> str:
+        """The outcome of the candidate ``(p, ps)``: ``invalid`` outside the variant's support,
+        else what its run did (each case is run at most once)."""
+        key = str(Case(p, ps))
+        if key in self.seen:
+            return self.seen[key]
+        if outside_support(self.variant, p, ps) is not None:
+            self.seen[key] = "invalid"
+            return "invalid"
+        outcome = self.runner.run(p, ps, self.limit)
+        self.res.attempts += 1
+        self.seen[key] = outcome
+        self.res.log.append((key, outcome))
+        if self.on_attempt:
+            self.on_attempt(self.res.attempts, key, outcome)
+        return outcome
+
+    def _with_dim(self, k, val) -> Problem:
+        return replace(self.res.problem, dims={**self.res.problem.dims, k: val})
+
+    def shrink_size(self, k) -> bool:
+        """Size dim ``k`` down the ladder from its lower end to the first size that still reaches
+        the target, then bisect between the largest size that returned and it."""
+        res, target = self.res, self.target
+        dom = domain(self.variant, k)
+        cur = res.problem.dims[k]
+        if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
+            return False
+        start, best_returned = cur, None
+        for x in _ladder(dom.lo, cur):
+            if self.out_of_time():
+                break
+            o = self.attempt(self._with_dim(k, x), res.params)
+            if o == target:
+                res.problem, cur = self._with_dim(k, x), x
+                break
+            if o == RETURNED:
+                best_returned = x
+        while best_returned is not None and cur - best_returned > 1 and not self.out_of_time():
+            mid = (best_returned + cur) // 2
+            o = self.attempt(self._with_dim(k, mid), res.params)
+            if o == target:
+                res.problem, cur = self._with_dim(k, mid), mid
+            elif o == RETURNED:
+                best_returned = mid
+            else:
+                break
+        return cur < start
+
+    def simplify_fill(self, name) -> bool:
+        """Input ``name`` all zeros, kept when the case still reaches the target."""
+        res = self.res
+        if res.problem.fills[name] == "zero.0":
+            return False
+        cand = replace(res.problem, fills={**res.problem.fills, name: "zero.0"})
+        if self.attempt(cand, res.params) == self.target:
+            res.problem = cand
+            return True
+        return False
+
+    def default_param(self, name, default) -> bool:
+        """Launch param ``name`` at its default, kept when the case still reaches the target."""
+        res = self.res
+        if res.params.get(name) == default:
+            return False
+        ps = {**res.params, name: default}
+        if self.attempt(res.problem, ps) == self.target:
+            res.params = ps
+            return True
+        return False
 
 
 def hang_cases(results):

@@ -14,6 +14,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import UsageError
+
 
 def _umask() -> int:
     """The process's file-creation mask (read by setting it and putting it back)."""
@@ -50,12 +52,12 @@ def write_json(path, doc, encode=str) -> None:
 
 
 def read_json(path, what: str):
-    """The document in the JSON file ``path``.  ``FileNotFoundError`` when there is no such file,
-    ``ValueError`` when it is not JSON; both name ``what`` (e.g. ``"bench report"``) and the path."""
+    """The document in the JSON file ``path``: a file the user names, so ``UsageError`` when there
+    is no such file or it is not JSON, naming ``what`` (e.g. ``"bench report"``) and the path."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"{what} {str(path)!r} does not exist or is not a file")
+        raise UsageError(f"{what} {str(path)!r} does not exist or is not a file")
     try:
         return json.loads(p.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"{what} {str(path)!r}: invalid JSON ({e})") from None
+        raise UsageError(f"{what} {str(path)!r}: invalid JSON ({e})") from None

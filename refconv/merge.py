@@ -19,19 +19,20 @@ from __future__ import annotations
 
 import json
 
+from .errors import UsageError
 from .jsonfile import read_json
 
 
 def load_report(path) -> dict:
-    """Read one ``refconv check --json`` report; ``FileNotFoundError`` or ``ValueError`` naming the
+    """Read one ``refconv check --json`` report; ``UsageError`` naming the
     file and what is wrong."""
     doc = read_json(path, "report")
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise ValueError(f"report {str(path)!r}: not a refconv check report (expected a JSON object with a "
+        raise UsageError(f"report {str(path)!r}: not a refconv check report (expected a JSON object with a "
                          f"'results' list, as written by refconv check --json)")
     for i, r in enumerate(doc["results"]):
         if not isinstance(r, dict) or not isinstance(r.get("variant"), str) or not isinstance(r.get("status"), str):
-            raise ValueError(f"report {str(path)!r}: results[{i}] has no 'variant' and 'status'")
+            raise UsageError(f"report {str(path)!r}: results[{i}] has no 'variant' and 'status'")
     return doc
 
 
@@ -43,37 +44,37 @@ def _common(docs: list[dict], key: str):
 
 def merge_reports(docs: list[dict], names: list[str] | None = None, merged: dict | None = None) -> dict:
     """One report from the shard reports ``docs`` (see the module docstring); ``merged``: what the
-    merging run records about itself (:func:`refconv.cli.run_info`: version, start, command)."""
+    merging run records about itself (:func:`refconv.commands.common.run_info`: version, start, command)."""
     names = names or [f"report {i + 1}" for i in range(len(docs))]
     if not docs:
-        raise ValueError("merge: no report given")
+        raise UsageError("merge: no report given")
     shards = [d.get("shard") for d in docs]
     if any(s is not None for s in shards):
         missing = [nm for nm, s in zip(names, shards) if not isinstance(s, dict)]
         if missing:
-            raise ValueError(f"merge: {', '.join(missing)} has no shard while the others do (written without --shard)")
+            raise UsageError(f"merge: {', '.join(missing)} has no shard while the others do (written without --shard)")
         ns = {s["n"] for s in shards}
         if len(ns) != 1:
-            raise ValueError(f"merge: the reports are shards of different splits (N = {sorted(ns)})")
+            raise UsageError(f"merge: the reports are shards of different splits (N = {sorted(ns)})")
         n = ns.pop()
         ofs = {s.get("of") for s in shards}
         if len(ofs) != 1:
-            raise ValueError(f"merge: the shards selected different variant sets ({sorted(map(str, ofs))} variants "
+            raise UsageError(f"merge: the shards selected different variant sets ({sorted(map(str, ofs))} variants "
                              "before sharding); run every shard with the same filters")
         ks = [s["k"] for s in shards]
         dup = sorted({k for k in ks if ks.count(k) > 1})
         if dup:
-            raise ValueError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in dup)} given more than once")
+            raise UsageError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in dup)} given more than once")
         lost = sorted(set(range(1, n + 1)) - set(ks))
         if lost:
-            raise ValueError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in lost)} missing; given "
+            raise UsageError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in lost)} missing; given "
                              f"{', '.join(f'{k}/{n}' for k in sorted(ks))}")
     seen: dict[str, str] = {}
     results = []
     for nm, d in zip(names, docs):
         for r in d["results"]:
             if r["variant"] in seen:
-                raise ValueError(f"merge: {r['variant']} is in both {seen[r['variant']]} and {nm}")
+                raise UsageError(f"merge: {r['variant']} is in both {seen[r['variant']]} and {nm}")
             seen[r["variant"]] = nm
             results.append(r)
     profiles = sorted({str(d.get("profile")) for d in docs})

@@ -270,7 +270,8 @@ def for_op(op: str, which: str = "auto") -> list[tuple[Peer, str | None]]:
         wanted = [w.strip() for w in which.split(",") if w.strip()]
         unknown = [w for w in wanted if w not in names()]
         if unknown:
-            raise ValueError(f"--peers {which!r}: unknown peer(s) {unknown}; accepted: auto, all, none or "
+            from .errors import UsageError
+            raise UsageError(f"--peers {which!r}: unknown peer(s) {unknown}; accepted: auto, all, none or "
                              f"names from {', '.join(names())}")
         mine = [p for p in mine if p.name in wanted]
     out = [(p, p.available()) for p in mine]

@@ -47,12 +47,17 @@ from .session import configure_backends  # noqa: F401  (re-exported: refconv.poo
 
 @dataclass
 class Job:
+    """One variant to check in a worker: the profile and its overrides, the seed, the example
+    database, where reproducers go, and the float verdict (``tolerance``: one of
+    :data:`refconv.tolerance.MODES`, resolved once by the run; ``None``: the worker's default)."""
+
     variant_id: str
     profile: str
     examples: int | None
     seed: int | None
     database: str | None
     failures_dir: str | None
+    tolerance: str | None = None
 
 
 def _worker(conn, backend_options: dict, env: dict) -> None:
@@ -62,6 +67,7 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
     from .profiles import get_profile
     from .registry import get
     from .runner import check_variant
+    from .tolerance import set_mode
     conn.send(("ready",))
     while True:
         job = conn.recv()
@@ -70,6 +76,7 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
         try:
             v = get(job.variant_id)
             prof = get_profile(job.profile, job.examples)
+            set_mode(job.tolerance)
 
             def on_example(event, result, case, _vid=job.variant_id):
                 conn.send(("start", _vid, case) if event == "start" else
@@ -111,92 +118,121 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
     ``on_event(kind, variant_id, payload)`` gets ``start``/``done``/``result`` events."""
     if not jobs:
         return {}
-    ctx = mp.get_context("spawn")
-    env = worker_env()
-    pending = list(jobs)
-    results: dict[str, VariantResult] = {}
-    slots: list[_Slot] = []
-    emit = on_event or (lambda *a: None)
+    pool = _Pool(jobs, timeout, backend_options, on_event or (lambda *a: None))
+    try:
+        for _ in range(max(1, min(workers, len(jobs)))):
+            pool.add_slot()
+        while any(s.job for s in pool.slots):
+            for i, s in enumerate(pool.slots):
+                if s.job is not None:
+                    pool.drain(s)
+                if s.job is not None:
+                    pool.watch(i, s)
+    except BaseException:  # Ctrl-C, SIGTERM (KeyboardInterrupt) or an error of refconv itself: no worker survives
+        for s in pool.slots:
+            s.kill()
+        for p in mp.active_children():  # one interrupted while it was being started, not yet in a slot
+            kill_worker(p)
+        raise
+    finally:
+        pool.close()
+    return pool.results
 
-    def feed(slot):
-        if pending:
-            slot.job = pending.pop(0)
-            slot.case, slot.since, slot.examples, slot.slowest = None, time.monotonic(), 0, 0.0
-            slot.job_started, slot.running = slot.since, False
-            slot.parent.send(slot.job)
-        else:
+
+class _Pool:
+    """The parent's side of :func:`run_jobs`: the slots (one worker each), the jobs not yet
+    given out, the results so far, and the rules of the module docstring."""
+
+    def __init__(self, jobs: list[Job], timeout: float, backend_options: dict, emit):
+        self.ctx = mp.get_context("spawn")
+        self.env = worker_env()
+        self.pending = list(jobs)
+        self.timeout, self.backend_options, self.emit = timeout, backend_options, emit
+        self.results: dict[str, VariantResult] = {}
+        self.slots: list[_Slot] = []
+
+    def _new_slot(self) -> _Slot:
+        return _Slot(self.ctx, self.backend_options, self.env)
+
+    def add_slot(self) -> None:
+        s = self._new_slot()
+        self.slots.append(s)
+        self.feed(s)
+
+    def feed(self, slot: _Slot) -> None:
+        """Give ``slot`` the next pending job (``slot.job = None`` when there is none)."""
+        if not self.pending:
             slot.job = None
+            return
+        slot.job = self.pending.pop(0)
+        slot.case, slot.since, slot.examples, slot.slowest = None, time.monotonic(), 0, 0.0
+        slot.job_started, slot.running = slot.since, False
+        slot.parent.send(slot.job)
 
-    def give_up(i, s, why, **extra):
+    def give_up(self, i: int, s: _Slot, why: str, **extra) -> None:
+        """Record ``s``'s job as an ``error`` (``why``: the hang or crash, with the running case),
+        kill its worker and put a fresh one with the next job in its place."""
         vid = s.job.variant_id
         r = VariantResult(vid, "error", examples=s.examples, reason=why,
                           seconds=time.monotonic() - s.job_started,
                           failure={"status": "error", "descriptor": Case.descriptor_of(s.case),
                                    "case": s.case, "message": why,
                                    "slowest_example_s": round(s.slowest, 3), **extra})
-        results[vid] = r
-        emit("result", vid, r)
+        self.results[vid] = r
+        self.emit("result", vid, r)
         s.kill()
-        slots[i] = _Slot(ctx, backend_options, env)
-        feed(slots[i])
+        self.slots[i] = self._new_slot()
+        self.feed(self.slots[i])
 
-    try:
-        for _ in range(max(1, min(workers, len(jobs)))):
-            s = _Slot(ctx, backend_options, env)
-            slots.append(s)
-            feed(s)
-        while any(s.job for s in slots):
-            for i, s in enumerate(slots):
-                if s.job is None:
-                    continue
-                while not s.eof and s.parent.poll(0.02):
-                    try:
-                        msg = s.parent.recv()
-                    except (EOFError, OSError):
-                        s.eof = True
-                        break
-                    kind = msg[0]
-                    if kind == "ready":
-                        s.since = time.monotonic()
-                        continue
-                    if kind == "crash":
-                        s.note = msg[1]
-                        continue
-                    vid = msg[1]
-                    if kind == "start":
-                        s.case, s.since, s.running = msg[2], time.monotonic(), True
-                        s.clock.start()
-                    elif kind == "done":
-                        s.examples += 1
-                        s.slowest = max(s.slowest, time.monotonic() - s.since)
-                        s.since, s.running = time.monotonic(), False
-                    elif kind == "result":
-                        results[vid] = msg[2]
-                        emit("result", vid, msg[2])
-                        feed(s)
-                        break
-                    emit(kind, vid, msg[2:])
-                if s.job is None:
-                    continue
-                if s.eof or (not s.proc.is_alive() and not s.parent.poll()):
-                    s.proc.join(5)  # the pipe closes as the process exits: collect its exit status
-                    give_up(i, s, crash_reason(s.proc.exitcode, s.note), exitcode=s.proc.exitcode)
-                    continue
-                if s.running:
-                    why = s.clock.hang(timeout)
-                    if why:
-                        give_up(i, s, why)
-                elif time.monotonic() - s.since > max(timeout, IDLE_LIMIT):
-                    give_up(i, s, f"hang: the worker did nothing for {max(timeout, IDLE_LIMIT):g}s outside an "
-                                  f"example (killed)")
-    except BaseException:  # Ctrl-C, SIGTERM (KeyboardInterrupt) or an error of refconv itself: no worker survives
-        for s in slots:
-            s.kill()
-        for p in mp.active_children():  # one interrupted while it was being started, not yet in a slot
-            kill_worker(p)
-        raise
-    finally:
-        for s in slots:
+    def drain(self, s: _Slot) -> None:
+        """Handle the messages ``s``'s worker has sent (``ready``, ``crash`` notes, ``start``/``done``
+        of an example, the ``result`` of its job); a closed pipe sets ``s.eof``."""
+        while not s.eof and s.parent.poll(0.02):
+            try:
+                msg = s.parent.recv()
+            except (EOFError, OSError):
+                s.eof = True
+                return
+            kind = msg[0]
+            if kind == "ready":
+                s.since = time.monotonic()
+                continue
+            if kind == "crash":
+                s.note = msg[1]
+                continue
+            vid = msg[1]
+            if kind == "start":
+                s.case, s.since, s.running = msg[2], time.monotonic(), True
+                s.clock.start()
+            elif kind == "done":
+                s.examples += 1
+                s.slowest = max(s.slowest, time.monotonic() - s.since)
+                s.since, s.running = time.monotonic(), False
+            elif kind == "result":
+                self.results[vid] = msg[2]
+                self.emit("result", vid, msg[2])
+                self.feed(s)
+                return
+            self.emit(kind, vid, msg[2:])
+
+    def watch(self, i: int, s: _Slot) -> None:
+        """Give up on ``s``'s job when its worker died, its example is a hang, or it did nothing
+        outside an example for ``max(timeout, IDLE_LIMIT)``."""
+        if s.eof or (not s.proc.is_alive() and not s.parent.poll()):
+            s.proc.join(5)  # the pipe closes as the process exits: collect its exit status
+            self.give_up(i, s, crash_reason(s.proc.exitcode, s.note), exitcode=s.proc.exitcode)
+            return
+        idle = max(self.timeout, IDLE_LIMIT)
+        if s.running:
+            why = s.clock.hang(self.timeout)
+            if why:
+                self.give_up(i, s, why)
+        elif time.monotonic() - s.since > idle:
+            self.give_up(i, s, f"hang: the worker did nothing for {idle:g}s outside an example (killed)")
+
+    def close(self) -> None:
+        """Tell every live worker to stop, wait briefly, then kill each with its process group."""
+        for s in self.slots:
             try:
                 if s.proc.is_alive():
                     s.parent.send(None)
@@ -204,4 +240,3 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
             except Exception:
                 pass
             s.kill()
-    return results

@@ -230,7 +230,7 @@ def _selection_error(session) -> str:
 def pytest_configure(config):
     config.addinivalue_line("markers", "refconv: a refconv variant conformance test")
     session = session_of(config)   # UsageError for a bad --refconv-examples, with or without --refconv
-    session.apply_tolerance()      # refconv.tolerance reads REFCONV_TOLERANCE (the user's tests too)
+    session.apply_tolerance()      # the process's float verdict (refconv.tolerance.set_mode; the user's tests too)
     seed = _integer(config, "--refconv-seed")
     if not _enabled(config):
         return

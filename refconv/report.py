@@ -3,9 +3,9 @@
 * Every output path is validated *before* the run starts (:func:`check_output_file`,
   :func:`check_output_dir`), by actually creating (and removing) a file where the output will go,
   so a run of hours never ends in a traceback that loses its reports.  A bad path raises
-  ``ValueError`` naming the option, what was given and what is accepted.
+  ``UsageError`` naming the option, what was given and what is accepted.
 * ``--json -`` writes the JSON report to stdout (the command then prints everything else on
-  stderr: :func:`refconv.cli.report_on_stdout`); ``--junit`` always takes a file, and the two
+  stderr: :func:`refconv.commands.common.report_on_stdout`); ``--junit`` always takes a file, and the two
   may not name the same file (:func:`check_report_paths`).
 * Every report is written atomically (:func:`refconv.jsonfile.atomic_write`: a temporary file in
   the target's directory, then ``os.replace``): a reader never sees half a report, and an old report
@@ -18,6 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import UsageError
 from .jsonfile import atomic_write  # noqa: F401  (refconv.report.atomic_write: the JUnit, merge writers)
 from .variant_id import VariantId
 
@@ -33,27 +34,27 @@ def _probe(directory: Path) -> None:
 
 
 def check_output_file(option: str, path: str) -> None:
-    """Raise ``ValueError`` naming ``option`` unless a report can be written at ``path``."""
+    """Raise ``UsageError`` naming ``option`` unless a report can be written at ``path``."""
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
     if p.is_dir():
-        raise ValueError(f"{option} {path}: is a directory; accepted: {_ACCEPTED_FILE}")
+        raise UsageError(f"{option} {path}: is a directory; accepted: {_ACCEPTED_FILE}")
     if not parent.exists():
-        raise ValueError(f"{option} {path}: directory {parent} does not exist; accepted: {_ACCEPTED_FILE}")
+        raise UsageError(f"{option} {path}: directory {parent} does not exist; accepted: {_ACCEPTED_FILE}")
     if not parent.is_dir():
-        raise ValueError(f"{option} {path}: {parent} is not a directory; accepted: {_ACCEPTED_FILE}")
+        raise UsageError(f"{option} {path}: {parent} is not a directory; accepted: {_ACCEPTED_FILE}")
     try:
         _probe(parent)
     except OSError as e:
-        raise ValueError(f"{option} {path}: cannot write in {parent} ({e.strerror or e}); "
+        raise UsageError(f"{option} {path}: cannot write in {parent} ({e.strerror or e}); "
                          f"accepted: {_ACCEPTED_FILE}") from None
 
 
 def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
     """The ``--json`` and ``--junit`` paths of a command: each writable (``--json -``: stdout), and
-    not the same file (one would overwrite the other).  ``ValueError`` naming the option."""
+    not the same file (one would overwrite the other).  ``UsageError`` naming the option."""
     if junit_path == "-":
-        raise ValueError("--junit -: only --json writes to stdout; accepted for --junit: "
+        raise UsageError("--junit -: only --json writes to stdout; accepted for --junit: "
                          f"{_ACCEPTED_FILE}")
     if json_path and json_path != "-":
         check_output_file("--json", json_path)
@@ -63,34 +64,34 @@ def check_report_paths(json_path: str | None, junit_path: str | None) -> None:
             os.path.abspath(json_path) == os.path.abspath(junit_path)
             or (os.path.exists(json_path) and os.path.exists(junit_path)
                 and os.path.samefile(json_path, junit_path))):
-        raise ValueError(f"--json {json_path} and --junit {junit_path} name the same file, so one report "
+        raise UsageError(f"--json {json_path} and --junit {junit_path} name the same file, so one report "
                          f"would overwrite the other; accepted: two different files")
 
 
 def check_output_dir(option: str, path: str) -> None:
-    """Raise ``ValueError`` naming ``option`` unless files can be saved under directory ``path``
+    """Raise ``UsageError`` naming ``option`` unless files can be saved under directory ``path``
     (which need not exist yet: its nearest existing ancestor must be a writable directory)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise ValueError(f"{option} {path}: is not a directory; accepted: {_ACCEPTED_DIR}")
+        raise UsageError(f"{option} {path}: is not a directory; accepted: {_ACCEPTED_DIR}")
     q = p
     while not q.exists():
         if q.parent == q:
             break
         q = q.parent
     if not q.is_dir():
-        raise ValueError(f"{option} {path}: {q} is a file, so the directory cannot be created; "
+        raise UsageError(f"{option} {path}: {q} is a file, so the directory cannot be created; "
                          f"accepted: {_ACCEPTED_DIR}")
     try:
         _probe(q)
     except OSError as e:
-        raise ValueError(f"{option} {path}: cannot write in {q} ({e.strerror or e}); "
+        raise UsageError(f"{option} {path}: cannot write in {q} ({e.strerror or e}); "
                          f"accepted: {_ACCEPTED_DIR}") from None
 
 
 def json_report(profile: str, elapsed: float, backend_options: dict, results, shard=None, **extra) -> str:
     """The text of a ``refconv check --json`` report: the profile, the wall time, the backend
-    option values, the shard, ``extra`` (the tolerance; what :func:`refconv.cli.run_info` records:
+    option values, the shard, ``extra`` (the tolerance; what :func:`refconv.commands.common.run_info` records:
     refconv's version, the seed, the start time, the command line) and one result per variant."""
     return json.dumps({"profile": profile, "seconds": elapsed, "backend_options": backend_options,
                        "shard": shard, **extra, "results": [r.to_dict() for r in results]}, indent=1, default=str)

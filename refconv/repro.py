@@ -19,8 +19,10 @@ import numpy as np
 
 from .checking import ExampleResult, acceptance_for, check_example, expected_output_layout, interior_offset
 from .case import Case
+from .errors import UsageError
 from .jsonfile import read_json, write_json
 from .problem import Problem
+from .tolerance import default_mode, set_mode
 from .variant import Variant
 
 FORMAT = "refconv-reproducer/1"
@@ -69,7 +71,7 @@ def save_reproducer(directory, variant: Variant, problem: Problem, params: dict,
     doc = {"format": FORMAT, "variant": variant.id, "case": case, "descriptor": problem.descriptor(),
            "params": params, "profile": profile,
            "backend_options": dict(backend_options or {}),
-           "tolerance": tolerance or os.environ.get("REFCONV_TOLERANCE") or "proven",
+           "tolerance": tolerance or default_mode(),
            "status": result.status, "message": result.message,
            "result": result.to_dict(), "findings": result.findings,
            "inputs": {k: _enc(v) for k, v in problem.inputs.items()},
@@ -83,7 +85,7 @@ REQUIRED = {"variant": str, "case": str, "descriptor": str, "params": dict, "inp
 
 def load_reproducer(path) -> dict:
     """Read and validate a reproducer file (:func:`validate_reproducer`); ``FileNotFoundError`` or
-    ``ValueError`` with one line naming the file and what is wrong."""
+    ``UsageError`` with one line naming the file and what is wrong."""
     doc = read_json(path, "reproducer file")
     validate_reproducer(doc, str(path))
     return doc
@@ -93,69 +95,69 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
     """The rules a reproducer must meet before it is replayed: a JSON object of format
     :data:`FORMAT`; the keys of :data:`REQUIRED` with their types; a parseable ``descriptor`` equal
     to the descriptor part of the ``case`` line; exactly the inputs that case needs, each with the
-    dtype and shape the case line implies and as many bytes as that shape holds.  ``ValueError``
+    dtype and shape the case line implies and as many bytes as that shape holds.  ``UsageError``
     naming the first rule broken."""
     if not isinstance(doc, dict):
-        raise ValueError(f"{name}: not a refconv reproducer (a JSON {type(doc).__name__}, expected an object)")
+        raise UsageError(f"{name}: not a refconv reproducer (a JSON {type(doc).__name__}, expected an object)")
     if doc.get("format") != FORMAT:
-        raise ValueError(f"{name}: format {doc.get('format')!r}, expected {FORMAT!r}")
+        raise UsageError(f"{name}: format {doc.get('format')!r}, expected {FORMAT!r}")
     missing = [k for k in REQUIRED if k not in doc]
     if missing:
-        raise ValueError(f"{name}: missing key(s) {', '.join(map(repr, missing))}; a reproducer has "
+        raise UsageError(f"{name}: missing key(s) {', '.join(map(repr, missing))}; a reproducer has "
                          f"{', '.join(map(repr, REQUIRED))}")
     for k, t in REQUIRED.items():
         if not isinstance(doc[k], t):
-            raise ValueError(f"{name}: {k!r} is a {type(doc[k]).__name__}, expected a "
+            raise UsageError(f"{name}: {k!r} is a {type(doc[k]).__name__}, expected a "
                              f"{'JSON object' if t is dict else 'string'}")
     case_desc = Case.descriptor_of(doc["case"])
     if case_desc != doc["descriptor"]:
-        raise ValueError(f"{name}: the case line {doc['case']!r} does not match the descriptor {doc['descriptor']!r}")
+        raise UsageError(f"{name}: the case line {doc['case']!r} does not match the descriptor {doc['descriptor']!r}")
     try:
         problem = Problem.parse(doc["descriptor"])
     except (ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{name}: bad descriptor: {e}") from None
+        raise UsageError(f"{name}: bad descriptor: {e}") from None
     if not isinstance(doc.get("backend_options", {}), dict):
-        raise ValueError(f"{name}: 'backend_options' is a {type(doc['backend_options']).__name__}, expected a JSON object")
+        raise UsageError(f"{name}: 'backend_options' is a {type(doc['backend_options']).__name__}, expected a JSON object")
     if doc.get("tolerance") not in (None, "proven", "probabilistic"):
-        raise ValueError(f"{name}: tolerance {doc['tolerance']!r}, expected 'proven' or 'probabilistic'")
+        raise UsageError(f"{name}: tolerance {doc['tolerance']!r}, expected 'proven' or 'probabilistic'")
     from . import ops
     shapes = problem.input_shapes()
     if set(doc["inputs"]) != set(shapes):
-        raise ValueError(f"{name}: inputs {sorted(doc['inputs'])}; the case line {case_desc!r} needs {sorted(shapes)}")
+        raise UsageError(f"{name}: inputs {sorted(doc['inputs'])}; the case line {case_desc!r} needs {sorted(shapes)}")
     for k, shape in shapes.items():
         d = doc["inputs"][k]
         if not isinstance(d, dict) or not {"dtype", "shape", "b64"} <= set(d):
-            raise ValueError(f"{name}: input {k!r} needs 'dtype', 'shape' and 'b64'")
+            raise UsageError(f"{name}: input {k!r} needs 'dtype', 'shape' and 'b64'")
         want_dt = ops.get(problem.op).input_dtype(k, problem.dims)
         try:
             dt = np.dtype(d["dtype"])
         except TypeError:
-            raise ValueError(f"{name}: input {k!r} has dtype {d['dtype']!r}, not a NumPy dtype") from None
+            raise UsageError(f"{name}: input {k!r} has dtype {d['dtype']!r}, not a NumPy dtype") from None
         if dt != want_dt:
-            raise ValueError(f"{name}: input {k!r} has dtype {dt}; the case line {case_desc!r} needs {want_dt}")
+            raise UsageError(f"{name}: input {k!r} has dtype {dt}; the case line {case_desc!r} needs {want_dt}")
         if list(d["shape"]) != list(shape):
-            raise ValueError(f"{name}: input {k!r} has shape {list(d['shape'])}; the case line {case_desc!r} "
+            raise UsageError(f"{name}: input {k!r} has shape {list(d['shape'])}; the case line {case_desc!r} "
                              f"needs {list(shape)}")
         try:
             nbytes = len(base64.b64decode(d["b64"], validate=True))
         except (ValueError, TypeError):
-            raise ValueError(f"{name}: input {k!r}: 'b64' is not base64") from None
+            raise UsageError(f"{name}: input {k!r}: 'b64' is not base64") from None
         if nbytes != int(np.prod(shape)) * dt.itemsize:
-            raise ValueError(f"{name}: input {k!r} holds {nbytes} bytes; shape {list(shape)} of {dt} needs "
+            raise UsageError(f"{name}: input {k!r} holds {nbytes} bytes; shape {list(shape)} of {dt} needs "
                              f"{int(np.prod(shape)) * dt.itemsize}")
 
 
 def check_params(variant: Variant, params: dict, what: str = "--params") -> None:
     """Launch ``params`` must be declared by ``variant`` and take one of the declared values;
-    ``ValueError`` naming ``what``, the parameter and the accepted values otherwise."""
+    ``UsageError`` naming ``what``, the parameter and the accepted values otherwise."""
     declared = {p.name: p for p in variant.params}
     for k, val in params.items():
         val = tuple(val) if isinstance(val, list) else val  # JSON turns a tuple value into a list
         if k not in declared:
-            raise ValueError(f"{what}: {variant.id} has no launch parameter {k!r}; accepted: "
+            raise UsageError(f"{what}: {variant.id} has no launch parameter {k!r}; accepted: "
                              f"{', '.join(declared) or 'none (the variant takes no parameters)'}")
         if val not in declared[k].values:
-            raise ValueError(f"{what}: {k}={val!r} not accepted by {variant.id}; accepted: "
+            raise UsageError(f"{what}: {k}={val!r} not accepted by {variant.id}; accepted: "
                              f"{', '.join(map(str, declared[k].values))}")
 
 
@@ -180,13 +182,15 @@ def replay(doc: dict, variant: Variant, params: dict | None = None):
     return problem, params, result, (out if isinstance(out, np.ndarray) else None)
 
 
-def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: dict | None) -> None:
+def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: dict | None,
+                   tolerance: str | None = None) -> None:
     from .procs import exit_like, start_own_group
     from .registry import get
     from .session import configure_backends
     start_own_group()
     os.environ.update(env)
     configure_backends(backend_options)
+    set_mode(tolerance)
     v = get(doc["variant"])
     try:  # warm-up outside the time limit
         acceptance_for(Problem.parse(doc["descriptor"]))
@@ -204,18 +208,20 @@ def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: di
 
 
 def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_options: dict,
-                     start_timeout: float = 300.0):
+                     start_timeout: float = 300.0, tolerance: str | None = None):
     """:func:`replay` in a worker process (killed with its process group afterwards), so a case that
     hangs or crashes cannot take the caller with it.  Returns ``("result", ExampleResult, got)``,
     ``("hang", message, None)`` when the replay is still running after ``timeout`` seconds (counted
     from the worker's start-up being done), ``("crash", message, None)`` when the worker died, or
-    ``("invalid", message, None)`` when the case cannot be run (the spec refuses it)."""
+    ``("invalid", message, None)`` when the case cannot be run (the spec refuses it).
+    ``tolerance``: the float verdict of the replay (``None``: the worker's default)."""
     import multiprocessing as mp
 
     from .procs import ExampleClock, crash_reason, kill_worker, start_worker, worker_env
     ctx = mp.get_context("spawn")
     conn, child = ctx.Pipe()
-    proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params), daemon=True)
+    proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params, tolerance),
+                       daemon=True)
     start_worker(proc)
     child.close()
     note = None

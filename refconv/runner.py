@@ -105,7 +105,53 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     t0 = time.perf_counter()
     stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0, "shrink": 0}
     last_fail: dict = {}
+    test = _hypothesis_test(variant, prof, _one_example(variant, stats, last_fail, on_example), seed, db, shrink)
+    res = VariantResult(variant.id, "pass")
+    _run_directed(variant, prof, res, stats, last_fail, shrink, on_example)
+    try:
+        if not last_fail:
+            test()
+    except _CaseFailed:
+        pass
+    except BaseException as e:  # Hypothesis itself failed (e.g. Unsatisfiable): an error of the run
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
+    res.examples, res.passed, res.invalid = stats["examples"], stats["passed"], stats["invalid"]
+    res.shrink_examples = stats["shrink"]
+    res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
+    res.largest_case = stats.get("largest", "")
+    res.seconds = time.perf_counter() - t0
+    if last_fail:
+        r: ExampleResult = last_fail["result"]
+        res.status = "error" if r.status == "error" else "fail"
+        res.failure = r.to_dict()
+        res.findings = r.findings
+        res.reason = (f"directed case {res.failed_case}: " if res.failed_case else "") + r.message
+        if failures_dir:
+            save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name,
+                         backend_options)
+    res.statistics = _statistics(res)
+    return res
 
+
+def _statistics(res: VariantResult) -> str:
+    """The one-line account of a variant's run: directed cases, examples, shrinking, rejections,
+    time and the worst accepted error."""
+    return (f"{res.directed} directed cases" +
+            (f" ({len(res.directed_skipped)} outside the support skipped)" if res.directed_skipped else "") +
+            f" + {res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
+                                             if res.shrink_examples else "") +
+            f" ({res.passed} passed, {res.invalid} outside the spec's domain "
+            f"rejected) in {res.seconds:.2f}s; "
+            f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
+
+
+def _one_example(variant: Variant, stats: dict, last_fail: dict, on_example):
+    """The body of the Hypothesis test: check one drawn ``(problem, params)``; a case outside the
+    spec's domain is rejected, a pass updates ``stats`` (the largest case, the worst error), a
+    failure is kept in ``last_fail`` and raised as :class:`_CaseFailed` so that Hypothesis shrinks
+    it (candidates after the first failure count as shrinking)."""
     def one(case):
         problem, params = case
         if on_example:
@@ -130,7 +176,13 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
             return
         last_fail["problem"], last_fail["params"], last_fail["result"] = problem, params, r
         raise _CaseFailed(r)
+    return one
 
+
+def _hypothesis_test(variant: Variant, prof: Profile, one, seed: int | None, db: str | None, shrink: bool):
+    """``one`` as a Hypothesis test over :func:`refconv.strategies.cases`, with the profile's
+    examples, the example database (failures offered again for shrinking: :class:`_Reshrink`) and
+    the seed; Hypothesis prints nothing (refconv reports)."""
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target] + ([Phase.shrink] if shrink else [])
     test = given(cases(variant, prof))(one)
     if seed is not None:
@@ -148,8 +200,13 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                     print_blob=False, report_multiple_bugs=False,
                     verbosity=Verbosity.quiet)(test)  # refconv reports; no "Falsifying example" or "@seed" advice
     test._hypothesis_internal_database_key = key
+    return test
 
-    res = VariantResult(variant.id, "pass")
+
+def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: dict, last_fail: dict,
+                  shrink: bool, on_example) -> None:
+    """Run the directed cases in order until one fails (kept in ``last_fail``, shrunk by its sizes
+    when ``shrink``, named in ``res.failed_case``); cases outside the spec's domain are skipped."""
     table = directed_cases(variant, prof)
     res.directed_skipped = list(table.skipped)
     for dc in table.cases:                    # the directed cases first: deterministic verdicts
@@ -168,40 +225,9 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                           if shrink else (dc.problem, r))
             last_fail["problem"], last_fail["params"], last_fail["result"] = problem, dc.params, r
             res.failed_case = dc.label
-            break
+            return
         stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
         stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
-    try:
-        if not last_fail:
-            test()
-    except _CaseFailed:
-        pass
-    except BaseException as e:  # Hypothesis itself failed (e.g. Unsatisfiable): an error of the run
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
-    res.examples, res.passed, res.invalid = stats["examples"], stats["passed"], stats["invalid"]
-    res.shrink_examples = stats["shrink"]
-    res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
-    res.largest_case = stats.get("largest", "")
-    res.seconds = time.perf_counter() - t0
-    if last_fail:
-        r: ExampleResult = last_fail["result"]
-        res.status = "error" if r.status == "error" else "fail"
-        res.failure = r.to_dict()
-        res.findings = r.findings
-        res.reason = (f"directed case {res.failed_case}: " if res.failed_case else "") + r.message
-        if failures_dir:
-            save_or_note(res, failures_dir, variant, last_fail["problem"], last_fail["params"], r, prof.name,
-                         backend_options)
-    res.statistics = (f"{res.directed} directed cases" +
-                      (f" ({len(res.directed_skipped)} outside the support skipped)" if res.directed_skipped else "") +
-                      f" + {res.examples} examples" + (f" (+{res.shrink_examples} while shrinking)"
-                                                       if res.shrink_examples else "") +
-                      f" ({res.passed} passed, {res.invalid} outside the spec's domain "
-                      f"rejected) in {res.seconds:.2f}s; "
-                      f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
-    return res
 
 
 #: at most this many examples shrink a failing directed case

@@ -15,8 +15,6 @@ the same questions:
   (:meth:`Session.availability`) and what makes a run a usage error before it starts
   (:meth:`Session.blocking_problems`);
 * the Hypothesis profile (:meth:`Session.profile`) and the float verdict (``tolerance``).
-
-A case crosses the code as a :class:`refconv.case.Case` (re-exported here).
 """
 from __future__ import annotations
 
@@ -26,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from . import registry
-from .case import Case  # noqa: F401  (re-exported: refconv.session.Case)
+from .errors import UsageError  # noqa: F401  (re-exported: refconv.session.UsageError)
 from .variant import Backend, BackendOption, MissingTarget, Variant
 
 TOLERANCE_HELP = ("float verdict: 'proven' (default; worst-case gamma_n bound, never a false alarm) or "
@@ -34,10 +32,6 @@ TOLERANCE_HELP = ("float verdict: 'proven' (default; worst-case gamma_n bound, n
                   "result is rejected with probability <= 1e-9 per element when rounding errors behave as "
                   "independent mean-zero variables, more on adversarial data). Env REFCONV_TOLERANCE")
 TOLERANCES = ("proven", "probabilistic")
-
-
-class UsageError(Exception):
-    """A usage or environment error: the command prints the message on stderr and exits 2."""
 
 
 def env_tolerance() -> str | None:
@@ -156,16 +150,23 @@ class Session:
         return vals
 
     def apply_tolerance(self) -> None:
-        """Make ``tolerance`` the float verdict of this process and its workers (refconv.tolerance
-        reads ``REFCONV_TOLERANCE``); no change when it is ``None``."""
+        """Make ``tolerance`` the float verdict of this process (:func:`refconv.tolerance.set_mode`);
+        no change when it is ``None``.  Worker processes get it explicitly (their job or arguments),
+        not through the environment."""
         if self.tolerance:
-            os.environ["REFCONV_TOLERANCE"] = self.tolerance
+            from .tolerance import set_mode
+            set_mode(self.tolerance)
 
     def profile(self):
         """The Hypothesis profile: ``profile_name`` (default: env ``REFCONV_PROFILE``, else ci),
-        with ``examples``/``timeout`` overriding it."""
+        with ``examples``/``timeout`` overriding it; ``UsageError`` naming what is not accepted."""
         from .profiles import get_profile
-        return get_profile(self.profile_name or os.environ.get("REFCONV_PROFILE", "ci"), self.examples, self.timeout)
+        name = self.profile_name or os.environ.get("REFCONV_PROFILE", "ci")
+        try:
+            return get_profile(name, self.examples, self.timeout)
+        except ValueError as e:   # a user's name or override (REFCONV_PROFILE=bogus ...)
+            source = "" if self.profile_name or "REFCONV_PROFILE" not in os.environ else "environment REFCONV_PROFILE: "
+            raise UsageError(f"{source}{e}") from None
 
     # ------------------------------------------------------------------ selection
 

@@ -14,17 +14,19 @@ import hashlib
 import re
 from typing import Sequence, TypeVar
 
+from .errors import UsageError
+
 T = TypeVar("T")
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """``"K/N"`` → ``(K, N)`` with ``1 <= K <= N``; ``ValueError`` naming ``--shard`` otherwise."""
+    """``"K/N"`` → ``(K, N)`` with ``1 <= K <= N``; ``UsageError`` naming ``--shard`` otherwise."""
     m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text or "")
     if not m:
-        raise ValueError(f"--shard {text!r}: expected K/N, shard K of N, e.g. 2/4")
+        raise UsageError(f"--shard {text!r}: expected K/N, shard K of N, e.g. 2/4")
     k, n = int(m.group(1)), int(m.group(2))
     if n < 1 or not 1 <= k <= n:
-        raise ValueError(f"--shard {text!r}: K must be between 1 and N and N >= 1 (accepted: 1/{max(n, 1)} .. "
+        raise UsageError(f"--shard {text!r}: K must be between 1 and N and N >= 1 (accepted: 1/{max(n, 1)} .. "
                          f"{max(n, 1)}/{max(n, 1)})")
     return k, n
 

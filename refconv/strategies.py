@@ -24,8 +24,6 @@ What an op's problem is, and how one is drawn, is its record's (:class:`refconv.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 import os
 
@@ -354,14 +352,3 @@ def outside_support(variant: Variant, problem: Problem, params: dict) -> str | N
         return variant.constraint(problem, params)
     return None
 
-
-def describe_case(problem: Problem, params: dict) -> str:
-    """The one-line case ``DESCRIPTOR @ k=v ...`` (:class:`refconv.case.Case`)."""
-    from .case import Case
-    return str(Case(problem, params))
-
-
-def parse_params(s: str) -> dict[str, Any]:
-    """Inverse of the ``@ k=v ...`` part of :func:`describe_case` (:func:`refconv.case.parse_params`)."""
-    from .case import parse_params as parse
-    return parse(s)

@@ -89,8 +89,30 @@ from . import ops
 from .specs.dotbound import FALSE_ALARM, MODE, MODES, check_mode, probabilistic_lambda
 from .specs.intervals import FSet, exact_set, fmt_value
 
-__all__ = ["acceptance", "exact", "Acceptance", "Verdict", "MODES", "default_mode", "check_mode",
+__all__ = ["acceptance", "exact", "Acceptance", "Verdict", "MODES", "default_mode", "set_mode", "check_mode",
            "probabilistic_lambda", "FALSE_ALARM"]
+
+#: the float verdict of this process, set explicitly by the run (:func:`set_mode`); ``None``: not set
+_process_mode: str | None = None
+
+
+def set_mode(mode: str | None) -> None:
+    """Make ``mode`` (one of :data:`MODES`) the float verdict of this process: the run resolves it
+    once (``--tolerance``, else env ``REFCONV_TOLERANCE``, else a reproducer's, else proven) and
+    passes it to every process that checks (``refconv check``'s workers get it in their job, a
+    replay or hang-shrink worker as an argument).  ``None``: back to :func:`default_mode`'s
+    fallback.  ``ValueError`` naming the value and the accepted ones otherwise."""
+    global _process_mode
+    _process_mode = None if mode is None else check_mode(mode, "tolerance mode")
+
+
+def default_mode() -> str:
+    """The mode :func:`acceptance` uses when given none: the one :func:`set_mode` set for this
+    process, else the user's ``REFCONV_TOLERANCE`` (a program calling :func:`acceptance`
+    directly), else ``"proven"``."""
+    if _process_mode is not None:
+        return _process_mode
+    return check_mode(os.environ.get("REFCONV_TOLERANCE") or "proven", "REFCONV_TOLERANCE")
 
 
 def default_mode() -> str:
@@ -171,7 +193,7 @@ def acceptance(op: str, inputs: dict, options: dict, *, mode: str | None = None)
     spec's keyword arguments (defaults: the spec's own).  ``mode``: ``"proven"`` (the worst-case
     ``gamma_n`` bound) or ``"probabilistic"`` (Higham & Mary's ``lam sqrt(n) u``, exceeded with
     probability at most :data:`FALSE_ALARM` per element under its model); default
-    :func:`default_mode` (``REFCONV_TOLERANCE``, else proven)."""
+    :func:`default_mode` (the run's mode, else ``REFCONV_TOLERANCE``, else proven)."""
     rec = ops.get(op)
     inputs = dict(inputs)
     options = dict(options or {})

@@ -26,9 +26,6 @@ def _make(name, params, doc, available, extra=()):
     def opts(problem):
         return type_opts(problem.dims["dtype"]) + extra
 
-    def local(p):
-        return (p["wg"],) if "wg" in p else (p.get("wg", 64),)
-
     def constraint(problem, p):
         nbytes = p["wg"] * np.dtype(problem.dims["dtype"]).itemsize if name == "block_per_row" else 0
         isz = np.dtype(problem.dims["dtype"]).itemsize

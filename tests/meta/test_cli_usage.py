@@ -211,3 +211,68 @@ def test_a_backend_option_declared_by_several_backends_warns_only_when_none_of_t
     (line,) = s.unused_options([vs["other"]])
     assert "--target" in line and "first or second" in line and "no effect" in line
     assert Session(options={"target": None}).unused_options([vs["other"]]) == []   # not given: silent
+
+
+def test_a_usage_error_raised_inside_a_command_exits_2_with_its_message(monkeypatch, capsys):
+    from refconv import cli
+    from refconv.errors import UsageError
+
+    def bad_input(ns):
+        raise UsageError("--thing 'x' not accepted; accepted: y")
+    monkeypatch.setattr(cli, "cmd_specs", bad_input)
+    assert cli.main(["specs"]) == 2
+    assert "refconv specs: --thing 'x' not accepted; accepted: y" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("internal", [ValueError("a bug"), KeyError("a bug")])
+def test_an_internal_value_or_key_error_is_a_traceback_not_a_usage_error(monkeypatch, internal):
+    from refconv import cli
+
+    def buggy(ns):
+        raise internal
+    monkeypatch.setattr(cli, "cmd_specs", buggy)
+    with pytest.raises(type(internal), match="a bug"):
+        cli.main(["specs"])
+
+
+def test_the_tolerance_is_set_for_the_process_without_touching_the_environment(monkeypatch):
+    from refconv import tolerance
+    from refconv.session import Session
+    monkeypatch.delenv("REFCONV_TOLERANCE", raising=False)
+    try:
+        Session(tolerance="probabilistic").apply_tolerance()
+        assert tolerance.default_mode() == "probabilistic" and "REFCONV_TOLERANCE" not in os.environ
+        tolerance.set_mode(None)
+        monkeypatch.setenv("REFCONV_TOLERANCE", "probabilistic")   # the user's setting, when the run set none
+        assert tolerance.default_mode() == "probabilistic"
+        tolerance.set_mode("proven")                               # the run's choice wins over it
+        assert tolerance.default_mode() == "proven"
+        with pytest.raises(ValueError, match="'loose'; accepted: proven, probabilistic"):
+            tolerance.set_mode("loose")
+    finally:
+        tolerance.set_mode(None)
+
+
+MODE_SPY = HEADER + """
+def run(problem, out, **_):
+    from refconv.tolerance import default_mode
+    raise RuntimeError(f"worker mode={default_mode()}")
+backend = Backend(name="modespy", variants=lambda: [
+    Variant(op="matvec", backend="modespy", name="spy", run=run, supports={"dtype": ("float64",)})])
+"""
+
+
+@pytest.mark.slow   # a refconv subprocess
+@pytest.mark.parametrize("flag,env_value,seen", [("probabilistic", None, "probabilistic"),
+                                                  ("proven", "probabilistic", "proven")])
+def test_workers_check_with_the_tolerance_of_the_command_line(tmp_path, flag, env_value, seen):
+    env = plugin_env(tmp_path / "site", {"modespy": MODE_SPY})
+    env.pop("REFCONV_TOLERANCE", None)
+    if env_value:
+        env["REFCONV_TOLERANCE"] = env_value     # reaches the workers; --tolerance must still win
+    p = refconv_cli("check", "--backend", "modespy", "--examples", "1", "--jobs", "1", "--hang-shrink", "0",
+                    "--quiet", "--database", "none", "--no-save", "--tolerance", flag, "--json", "r.json",
+                    env=env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (row,) = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert f"worker mode={seen}" in row["reason"], row
