@@ -115,13 +115,6 @@ def default_mode() -> str:
     return check_mode(os.environ.get("REFCONV_TOLERANCE") or "proven", "REFCONV_TOLERANCE")
 
 
-def default_mode() -> str:
-    """The tolerance mode used when :func:`acceptance` gets none: ``REFCONV_TOLERANCE`` (set by
-    ``refconv check --tolerance`` and pytest ``--refconv-tolerance``), else ``"proven"``.  (The
-    core reads the environment; the dot-product engine in the specs only sees the mode set.)"""
-    return check_mode(os.environ.get("REFCONV_TOLERANCE") or "proven", "REFCONV_TOLERANCE")
-
-
 @dataclass
 class Verdict:
     """Result of :meth:`Acceptance.check`."""

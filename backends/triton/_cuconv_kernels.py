@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import triton.language as tl
 
-from .kit import jit
+from refconv.tooling.triton.kit import jit
 
 
 @jit

@@ -4,7 +4,7 @@ Triton's interpreter fails each hazard -- the two mask mistakes named ``out-of-b
 passes each twin) and by ``scripts/catch_rates.py``.
 
 Written as a third-party Triton plugin would be: the kernels are ``@kit.jit`` functions launched
-through :func:`refconv.backends.triton.kit.launch` (the memory checker is on under the
+through :func:`refconv.triton.launch` (the memory checker is on under the
 interpreter), the backend takes ``backend_fields()`` so that it follows ``--triton``.
 
 * ``HAZARDS``: ``{name: Variant}``, the kernels with the mistake;
@@ -37,7 +37,8 @@ import numpy as np
 import triton.language as tl
 
 from refconv import Backend, Range, Variant
-from refconv.backends.triton import backend_fields, kit
+import refconv.triton as kit
+from refconv.triton import backend_fields
 
 #: tile edge of the filter kernel, column block of the reduction (not drawn: the sizes the
 #: strategies draw are then not biased towards multiples of it)
