@@ -37,7 +37,7 @@ def _layout(variant, desc: str) -> dict:
     from refconv import Problem
     from refconv.checking import scratch_output
     out = scratch_output(Problem.parse(desc), variant.writes, variant.output)
-    return {"shape": list(out.shape), "dtype": str(out.dtype), "rows": not hasattr(out, "ndim")}
+    return {"shape": list(out.shape), "dtype": str(out.dtype), "rows": variant.output == "rows"}
 
 
 def _task(variant, specs, findings: list) -> dict:
