@@ -22,6 +22,24 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("LINES", None)
 
 
+def _numba_cuda_as_auto_mode_picks() -> None:
+    """Without a GPU, every ``numba.cuda`` this test process imports is the simulator, as
+    ``--cuda auto`` would pick: a test module that imports CUDA kernels in-process (the sanitizer
+    corpus) would otherwise import ``numba.cuda`` in GPU mode, and the tests after it in the same
+    worker that run numba_cuda variants in-process would meet a GPU-mode numba with no driver."""
+    if "numba.cuda" in sys.modules or os.environ.get("NUMBA_ENABLE_CUDASIM"):
+        return
+    try:
+        from refconv.tooling.cuda._env import detect_gpu
+    except ImportError:
+        return
+    if not detect_gpu()[0]:
+        os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+
+_numba_cuda_as_auto_mode_picks()
+
+
 @pytest.fixture(scope="session")
 def buggy_env(tmp_path_factory):
     """Environment for a subprocess that sees the ``buggy`` plugin (installed into a private
