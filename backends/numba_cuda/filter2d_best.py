@@ -36,37 +36,17 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
+from refconv.backends.filter2d_arith import choose_path
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
 ROWS = (1, 2, 4, 8)
 COLS = 16
-PATHS = ("cvt", "magic", "exact")
 
 SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
             "flip": (False,), "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"),
             "rounding": ("trunc",), "out_dtype": (None,), "h": Range(3), "w": Range(3)}
 
 _M = 8388608.0          # 2**23
-
-
-def choose_path(w: np.ndarray, arith: str = "auto") -> str:
-    """The arithmetic path for float32 weights ``w`` (see the module doc): ``cvt`` unless the
-    bound ``B = 255 * sum|w|`` (with slack for the roundings) keeps every partial sum below 2**22;
-    then ``exact`` when the smallest ``k`` with every ``w * 2**k`` an integer has ``B * 2**k < 2**23``,
-    else ``magic``."""
-    if arith not in ("auto", "cvt"):
-        raise ValueError(f"arith={arith!r} not accepted; accepted: 'auto', 'cvt'")
-    w = np.asarray(w, np.float64).reshape(-1)
-    if arith == "cvt" or not np.all(np.isfinite(w)):
-        return "cvt"
-    bound = 255.0 * float(np.abs(w).sum()) * (1 + 2.0 ** -20) + 1.0
-    if bound >= 2.0 ** 22:
-        return "cvt"
-    for k in range(25):
-        scaled = w * 2.0 ** k
-        if np.all(scaled == np.floor(scaled)):
-            return "exact" if bound * 2.0 ** k < 2.0 ** 23 else "magic"
-    return "magic"
 
 
 # ----------------------------------------------------------------------------- device helpers
