@@ -78,7 +78,8 @@ def _sim_ops() -> dict:
                 copysign=copysign, fabs=lambda a: f32(abs(f32(a))))
 
 
-def _ops() -> dict:
+def device_ops() -> dict:
+    """The float helpers the generated kernels call (libdevice on a GPU, NumPy under the simulator)."""
     fmul, fadd, f2i, _, _ = rc.float_ops()
     ops = dict(fmul=fmul, fadd=fadd, f2i=f2i)
     if rc.is_sim():
@@ -188,7 +189,7 @@ def _kernel(rows: int, path: str, vec: bool, mode: str):
     src = source(rows, path, vec)
     fname = f"<refconv filter2d_best R{rows} {path} {'vec' if vec else 'byte'}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
-    ns = dict(_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
+    ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
               U0=np.uint8(0), UFF=np.uint32(0xFF), min=min, max=max,
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
