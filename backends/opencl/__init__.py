@@ -20,7 +20,7 @@ from refconv.variant import Backend
 
 from . import tooling
 
-_MODULES = ("filter2d", "filter2d_best", "sobel", "matvec", "kron", "conv2d")
+_MODULES = ("filter2d", "filter2d_best", "sobel", "sobel_best", "matvec", "kron", "conv2d")
 
 
 def _variants():
