@@ -1,0 +1,53 @@
+"""Time the best_R{R} variants (and a few seed variants for reference) on the two roofline presets
+over their launch parameters, by refconv bench's own method (``bench_rows.measure``: L2 flush, stream
+hold, device events), after checking each configuration once against the spec.  Prints one line per
+configuration and writes JSON to argv[1].  Used by scripts/gpu_roofline_run.sh on a lent GPU."""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from refconv import presets, registry
+from refconv.bench_rows import measure
+from refconv.checking import acceptance_for, check_example
+from refconv.session import configure_backends
+
+configure_backends({"cuda": "gpu", "opencl": "nvidia"})
+CASES = {
+    "filter2d-u8-3x3-3072": [
+        *[(f"filter2d/{b}/best_R{r}", {k: v, "arith": a})
+          for b, k, vals in (("numba_cuda", "bx", (64, 128, 256)), ("opencl", "wg_x", (64, 128, 256)))
+          for r in (1, 2, 4, 8) for v in vals for a in ("auto",)],
+        *[(f"filter2d/{b}/best_R4", {k: 128, "arith": "cvt"}) for b, k in (("numba_cuda", "bx"), ("opencl", "wg_x"))],
+        ("filter2d/numba_cuda/CM_CF8", {}), ("filter2d/opencl/CM_CF8", {}),
+    ],
+    "sobel-4096x3072": [
+        *[(f"sobel/{b}/best_R{r}", {k: v})
+          for b, k, vals in (("numba_cuda", "bx", (64, 128, 256)), ("opencl", "wg_x", (64, 128, 256)))
+          for r in (1, 2, 4, 8) for v in vals],
+        ("sobel/numba_cuda/gmem", {}), ("sobel/opencl/gmem", {}), ("sobel/opencl/smem_rows2", {}),
+    ],
+}
+
+rows = []
+for pname, cases in CASES.items():
+    problem = presets.PRESETS[pname].problem()
+    acc = acceptance_for(problem)
+    for vid, params in cases:
+        v = registry.get(vid)
+        p = {**v.default_params(), **params}
+        kept: dict = {}
+        r = check_example(v, problem, p, acc, keep=kept)
+        row = {"preset": pname, "variant": vid, "params": p, "check": r.status}
+        if r.status == "pass":
+            out = kept.get("out")
+            m = measure(lambda: v.run(problem, out, **p), 30, 128 << 20)
+            row["kernel_us_median"] = m["kernel_s"]["median"] * 1e6 if m["kernel_s"] else None
+            row["kernel_us_min"] = m["kernel_s"]["min"] * 1e6 if m["kernel_s"] else None
+        else:
+            row["message"] = r.message[:300]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+json.dump(rows, open(sys.argv[1], "w"), indent=1)
