@@ -123,43 +123,44 @@ def _output(i: int, path: str) -> list:
         L.append(f"a = f2i(fmul({taps[0][0]}, {taps[0][1]}))")
         for w, x in taps[1:]:
             L.append(f"a = f2i(fadd(float32(a), fmul({w}, {x})))")
-        L.append(f"v{i} = int32(a) >> shift")
+        L.append(f"v{i} = int32(int32(a) >> shift)")
         return L
     L.append(f"s = fmul({taps[0][0]}, {taps[0][1]})")
     for w, x in taps[1:]:
         L.append("a = copysign(fadd(fadd_rz(fabs(s), M), NEGM), s)")
         L.append(f"s = fma({w}, {x}, a)" if path == "exact" else f"s = fadd(a, fmul({w}, {x}))")
-    L.append("f = float_as_int(fadd_rz(fabs(s), M)) - MAGI")
-    L.append(f"v{i} = int32(-f if s < F0 else f) >> shift")
+    L.append("f = int32(float_as_int(fadd_rz(fabs(s), M)) - MAGI)")
+    L.append(f"v{i} = int32(int32(-f if s < F0 else f) >> shift)")
     return L
 
 
-def _byte(i: int) -> str:
-    return f"(uint32(min(max(v{i}, 0), 255)) if sat else (uint32(v{i}) & UFF))"
+def _byte(i: int, sat: bool) -> str:
+    return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
 
 
-def _store(vec: bool) -> list:
+def _store(vec: bool, sat: bool) -> list:
     L = ["ob = r * W + c0"]
     if vec:
         L.append("obw = r * WQ + gx * 4")
         for q in range(4):
-            word = " | ".join(f"({_byte(4 * q + b)} << S{8 * b})" for b in range(4))
+            word = " | ".join(f"({_byte(4 * q + b, sat)} << S{8 * b})" for b in range(4))
             L.append(f"if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
             L.append(f"    out32[obw + {q}] = {word}")
             L.append("else:")
             for b in range(4):
                 i = 4 * q + b
                 L.append(f"    if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-                L.append(f"        out8[ob + {i}] = uint8({_byte(i)})")
+                L.append(f"        out8[ob + {i}] = uint8({_byte(i, sat)})")
     else:
         for i in range(COLS):
             L.append(f"if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-            L.append(f"    out8[ob + {i}] = uint8({_byte(i)})")
+            L.append(f"    out8[ob + {i}] = uint8({_byte(i, sat)})")
     return L
 
 
-def source(rows: int, path: str, vec: bool) -> str:
-    """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sat)``."""
+def source(rows: int, path: str, vec: bool, sat: bool) -> str:
+    """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift)`` (``sat``:
+    saturate, else wrap)."""
     ind = lambda lines, n: ["    " * n + s for s in lines]
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
@@ -175,23 +176,23 @@ def source(rows: int, path: str, vec: bool) -> str:
     loop += _load_row(2, path, vec)
     for i in range(COLS):
         loop += _output(i, path)
-    loop += _store(vec)
+    loop += _store(vec, sat)
     loop += [f"p0_{j} = p1_{j}" for j in range(18)] + [f"p1_{j} = p2_{j}" for j in range(18)]
     body.append(f"for k in range({rows}):")
     body += ind(loop, 1)
-    return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift, sat):"] + ind(body, 1)) + "\n"
+    return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift):"] + ind(body, 1)) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, path: str, vec: bool, mode: str):
+def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32
-    src = source(rows, path, vec)
-    fname = f"<refconv filter2d_best R{rows} {path} {'vec' if vec else 'byte'}>"
+    src = source(rows, path, vec, sat)
+    fname = f"<refconv filter2d_best R{rows} {path} {'vec' if vec else 'byte'} {'sat' if sat else 'wrap'}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
-              U0=np.uint8(0), UFF=np.uint32(0xFF), min=min, max=max,
+              U0=np.uint8(0), UFF=np.uint32(0xFF), I0=np.int32(0), I255=np.int32(255), min=min, max=max,
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
     exec(compile(src, fname, "exec"), ns)
     return cuda.jit(ns["kern"])
@@ -209,14 +210,14 @@ def _make_run(rows: int):
         H, W = img.shape
         path = choose_path(w, arith)
         vec = W % COLS == 0
-        k = _kernel(rows, path, vec, rc.mode())
+        sat = problem.option("cast") == "saturate"
+        k = _kernel(rows, path, vec, sat, rc.mode())
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))
         d_img32 = d_img8.view(np.uint32) if vec else d_img8
         d_out32 = d_out.view(np.uint32)
-        sat = np.int32(problem.option("cast") == "saturate")
         rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img32, d_out, d_out32, cuda.to_device(w),
-                  np.int32(H), np.int32(W), np.int32(problem.option("shift")), sat)
+                  np.int32(H), np.int32(W), np.int32(problem.option("shift")))
         cuda.synchronize()
         return rc.from_device(d_out, n, out)
     return run
