@@ -1,7 +1,8 @@
 """Time the best_R{R} variants (and a few seed variants for reference) on the two roofline presets
 over their launch parameters, by refconv bench's own method (``bench_rows.measure``: L2 flush, stream
 hold, device events), after checking each configuration once against the spec.  Prints one line per
-configuration and writes JSON to argv[1].  Used by scripts/gpu_roofline_run.sh on a lent GPU."""
+configuration and writes JSON to argv[1] and a Markdown table (kernel medians against issue 24's
+targets) beside it (same name, .md).  Used by scripts/gpu_roofline_run.sh on a lent GPU."""
 from __future__ import annotations
 
 import json
@@ -51,3 +52,12 @@ for pname, cases in CASES.items():
         rows.append(row)
         print(json.dumps(row), flush=True)
 json.dump(rows, open(sys.argv[1], "w"), indent=1)
+
+#: issue 24's kernel-time targets on the H100, µs
+TARGET_US = {"filter2d-u8-3x3-3072": 12.6, "sobel-4096x3072": 28.0}
+lines = ["| preset | variant | params | check | kernel median µs | min µs | vs target |", "|---|---|---|---|---|---|---|"]
+for r in rows:
+    med, t = r.get("kernel_us_median"), TARGET_US[r["preset"]]
+    cells = ["", "", ""] if med is None else [f"{med:.1f}", f"{r['kernel_us_min']:.1f}", f"{med / t:.2f}x of {t} us"]
+    lines.append("| " + " | ".join([r["preset"], r["variant"], str(r["params"]), r["check"], *cells]) + " |")
+open(sys.argv[1].rsplit(".", 1)[0] + ".md", "w").write("\n".join(lines) + "\n")
