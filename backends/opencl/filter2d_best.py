@@ -8,15 +8,17 @@ round-toward-zero add is PTX ``add.rz.f32`` (``-DUSE_PTX``); elsewhere a portabl
 """
 from __future__ import annotations
 
+import importlib.resources
+
 import numpy as np
 
 from refconv import opencl as oc
 from refconv.backends.filter2d_arith import choose_path
 from refconv.variant import Param, Range, Variant
 
-from ._build import package_source
 
-SRC, SRC_NAME = package_source("filter2d_best.cl"), "filter2d_best.cl"
+SRC_NAME = "filter2d_best.cl"
+SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
 ROWS = (1, 2, 4, 8)
 _PATH_NUM = {"cvt": 0, "magic": 1, "exact": 2}
 

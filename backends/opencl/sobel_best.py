@@ -4,14 +4,16 @@ output rows from register-held gray rows; an RGBA row with ``W % 4 == 0`` is one
 work-item and the 4 outputs one 4-byte store; spec arithmetic bit for bit."""
 from __future__ import annotations
 
+import importlib.resources
+
 import numpy as np
 
 from refconv import opencl as oc
 from refconv.variant import Param, Range, Variant
 
-from ._build import package_source
 
-SRC, SRC_NAME = package_source("sobel_best.cl"), "sobel_best.cl"
+SRC_NAME = "sobel_best.cl"
+SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
 ROWS = (1, 2, 4, 8)
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads per work-item; spec of seed 002"
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
