@@ -1,0 +1,251 @@
+"""filter2d, 3x3 uint8, paper-faithful ``int`` accumulator: the project's own fastest kernels
+(issue #24), ``filter2d/numba_cuda/best_R{R}``.  Not a seed design: the seed kernels stay as
+the study describes them.
+
+The arithmetic is the spec's, bit for bit: ``acc = 0``; per tap, kernel row outer, column inner,
+``acc = (int)((float)acc + w*(float)x)`` (float32, product and sum rounded to nearest, no FMA;
+the conversion truncates, saturating to int32, NaN -> 0); then ``acc >> shift`` and a wrap (or
+saturating) cast to uint8; only the interior is written.
+
+Layout: a thread computes 16 consecutive output columns of ``R`` consecutive output rows.  It
+streams input rows top to bottom, keeping three rows of 18 converted pixels in registers (each
+pixel is loaded and converted once per thread and used by up to 9 outputs).  Where ``W % 16 ==
+0`` a row's 16 pixels are four aligned 32-bit words and the interior outputs are stored as
+32-bit words (the two halo pixels are byte loads, L1 hits); otherwise every load and store is a
+byte.  The kernel body is generated as straight-line code so the 54 pixels and the accumulators
+live in registers.
+
+Three arithmetic paths give the same bits; the host picks one from the weights (``arith="auto"``):
+
+* ``cvt``: the spec's conversions as written (``cvt.rn.f32.s32``, ``cvt.rzi.s32.f32``), used for
+  any weights, and always with ``arith="cvt"``;
+* ``magic`` (weights finite and ``B = 255 * sum|w| < 2**22``): every partial sum has ``|s| < 2**22``,
+  so the accumulator is kept as a float and ``(float)(int)s`` is
+  ``copysign(rz(|s| + 2**23) - 2**23, s)`` (``rz``: an add rounded toward zero, exact integers in
+  ``[2**23, 2**24)``) and a pixel is ``bits(0x4B000000 | x) - 2**23``: full-rate adds instead of
+  conversions; product and sum still round separately;
+* ``exact`` (additionally every weight is ``m * 2**-k`` with ``B * 2**k < 2**23``): every product
+  and partial sum is exactly representable, so ``rn(rn(w*x) + a) == fma(w, x, a)``: one FMA a tap.
+"""
+from __future__ import annotations
+
+import functools
+import linecache
+
+import numpy as np
+
+from refconv import Param, Range, Variant
+from refconv import cuda as rc
+from refconv.backends.filter2d_arith import choose_path
+
+ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
+ROWS = (1, 2, 4, 8)
+COLS = 16
+
+SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
+            "flip": (False,), "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"),
+            "rounding": ("trunc",), "out_dtype": (None,), "h": Range(3), "w": Range(3)}
+
+_M = 8388608.0          # 2**23
+
+
+# ----------------------------------------------------------------------------- device helpers
+
+def _sim_ops() -> dict:
+    """The helpers under the simulator, in NumPy: float32 add rounded toward zero, FMA, bit casts."""
+    f32 = np.float32
+
+    def fadd_rz(a, b):
+        v = float(a) + float(b)           # exact in float64 for the magnitudes used here
+        r = f32(v)
+        if abs(float(r)) > abs(v):
+            r = np.nextafter(r, f32(0))
+        return f32(r)
+
+    def fma(a, b, c):                     # only used where the result is exact (path "exact")
+        return f32(float(a) * float(b) + float(c))
+
+    def int_as_float(i):
+        return np.array(i, np.int64).astype(np.uint32).view(np.float32)[()]
+
+    def float_as_int(f):
+        return np.array(f, np.float32).view(np.int32)[()]
+
+    def copysign(a, b):
+        return f32(np.copysign(f32(a), f32(b)))
+
+    return dict(fadd_rz=fadd_rz, fma=fma, int_as_float=int_as_float, float_as_int=float_as_int,
+                copysign=copysign, fabs=lambda a: f32(abs(f32(a))))
+
+
+def device_ops() -> dict:
+    """The float helpers the generated kernels call (libdevice on a GPU, NumPy under the simulator)."""
+    fmul, fadd, f2i, _, _ = rc.float_ops()
+    ops = dict(fmul=fmul, fadd=fadd, f2i=f2i)
+    if rc.is_sim():
+        ops.update(_sim_ops())
+    else:
+        from numba.cuda import libdevice as L
+        ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
+                   copysign=L.copysignf, fabs=L.fabsf)
+    return ops
+
+
+# ----------------------------------------------------------------------------- code generation
+
+def _load_row(p: int, path: str, vec: bool) -> list:
+    """Lines loading input row ``rr`` into ``p{p}_0 .. p{p}_17`` (columns c0-1 .. c0+16), converted."""
+    L = []
+    conv = (lambda x: f"float32({x})") if path == "cvt" else (lambda x: f"fadd(int_as_float(int32(int32({x}) | MAGI)), NEGM)")
+    if vec:
+        L.append("wb = rr * WQ + gx * 4")
+        for q in range(4):
+            L.append(f"q{q} = img32[wb + {q}]")
+        L.append("xm = img8[rr * W + c0 - 1] if c0 > 0 else U0")
+        L.append("xp = img8[rr * W + c0 + 16] if c0 + 16 < W else U0")
+        L.append(f"p{p}_0 = {conv('xm')}")
+        for i in range(16):
+            L.append(f"p{p}_{i + 1} = {conv(f'(q{i // 4} >> S{8 * (i % 4)}) & UFF')}")
+        L.append(f"p{p}_17 = {conv('xp')}")
+    else:
+        L.append("rb = rr * W + c0 - 1")
+        for j in range(18):
+            lo = "c0 > 0" if j == 0 else f"c0 + {j - 1} < W"
+            L.append(f"p{p}_{j} = {conv(f'(img8[rb + {j}] if {lo} else U0)')}")
+    return L
+
+
+def _output(i: int, path: str) -> list:
+    """Lines computing ``v{i}``, the shifted int of output column c0+i (taps in spec order)."""
+    L = []
+    taps = [(f"w{3 * a + b}", f"p{a}_{i + b}") for a in range(3) for b in range(3)]
+    if path == "cvt":
+        L.append(f"a = f2i(fmul({taps[0][0]}, {taps[0][1]}))")
+        for w, x in taps[1:]:
+            L.append(f"a = f2i(fadd(float32(a), fmul({w}, {x})))")
+        L.append(f"v{i} = int32(int32(a) >> shift)")
+        return L
+    L.append(f"s = fmul({taps[0][0]}, {taps[0][1]})")
+    for w, x in taps[1:]:
+        L.append("a = copysign(fadd(fadd_rz(fabs(s), M), NEGM), s)")
+        L.append(f"s = fma({w}, {x}, a)" if path == "exact" else f"s = fadd(a, fmul({w}, {x}))")
+    L.append("f = int32(float_as_int(fadd_rz(fabs(s), M)) - MAGI)")
+    L.append(f"v{i} = int32(int32(-f if s < F0 else f) >> shift)")
+    return L
+
+
+def _byte(i: int, sat: bool) -> str:
+    return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
+
+
+def _store(vec: bool, sat: bool) -> list:
+    L = ["ob = r * W + c0"]
+    if vec:
+        L.append("obw = r * WQ + gx * 4")
+        for q in range(4):
+            word = " | ".join(f"({_byte(4 * q + b, sat)} << S{8 * b})" for b in range(4))
+            L.append(f"if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
+            L.append(f"    out32[obw + {q}] = {word}")
+            L.append("else:")
+            for b in range(4):
+                i = 4 * q + b
+                L.append(f"    if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
+                L.append(f"        out8[ob + {i}] = uint8({_byte(i, sat)})")
+    else:
+        for i in range(COLS):
+            L.append(f"if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
+            L.append(f"    out8[ob + {i}] = uint8({_byte(i, sat)})")
+    return L
+
+
+def source(rows: int, path: str, vec: bool, sat: bool) -> str:
+    """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift)`` (``sat``:
+    saturate, else wrap)."""
+    ind = lambda lines, n: ["    " * n + s for s in lines]
+    body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
+            "c0 = gx * 16",
+            f"r0 = 1 + cuda.blockIdx.y * {rows}",
+            "if c0 >= W - 1 or r0 > H - 2:",
+            "    return",
+            "WQ = W // 4"]
+    body += [f"w{t} = wg[{t}]" for t in range(9)]
+    for p, rr in ((0, "r0 - 1"), (1, "r0")):
+        body.append(f"rr = {rr}")
+        body += _load_row(p, path, vec)
+    loop = ["r = r0 + k", "if r > H - 2:", "    return", "rr = r + 1"]
+    loop += _load_row(2, path, vec)
+    for i in range(COLS):
+        loop += _output(i, path)
+    loop += _store(vec, sat)
+    loop += [f"p0_{j} = p1_{j}" for j in range(18)] + [f"p1_{j} = p2_{j}" for j in range(18)]
+    body.append(f"for k in range({rows}):")
+    body += ind(loop, 1)
+    return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift):"] + ind(body, 1)) + "\n"
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str):
+    cuda = rc.cuda()
+    from numba import float32, int32, uint8, uint32
+    src = source(rows, path, vec, sat)
+    fname = f"<refconv filter2d_best R{rows} {path} {'vec' if vec else 'byte'} {'sat' if sat else 'wrap'}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
+              M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
+              U0=np.uint8(0), UFF=np.uint32(0xFF), I0=np.int32(0), I255=np.int32(255), min=min, max=max,
+              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
+    exec(compile(src, fname, "exec"), ns)
+    return cuda.jit(ns["kern"])
+
+
+def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
+    return (rc.cdiv(rc.cdiv(W, COLS), bx), rc.cdiv(max(H - 2, 1), rows))
+
+
+def _make_run(rows: int):
+    def run(problem, out, bx=128, arith="auto"):
+        cuda = rc.cuda()
+        img = np.ascontiguousarray(problem.inputs["image"])
+        w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
+        H, W = img.shape
+        path = choose_path(w, arith)
+        vec = W % COLS == 0
+        sat = problem.option("cast") == "saturate"
+        k = _kernel(rows, path, vec, sat, rc.mode())
+        d_out, n = rc.to_device_poisoned(out, pad_to=4)
+        d_img8 = cuda.to_device(img.reshape(-1))
+        d_img32 = d_img8.view(np.uint32) if vec else d_img8
+        d_out32 = d_out.view(np.uint32)
+        rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img32, d_out, d_out32, cuda.to_device(w),
+                  np.int32(H), np.int32(W), np.int32(problem.option("shift")))
+        cuda.synchronize()
+        return rc.from_device(d_out, n, out)
+    return run
+
+
+def _constraint(rows: int):
+    """The device limits: ``bx`` threads a block, a grid of (W/16/bx, (H-2)/R) blocks, the image,
+    the output (padded to a word) and the 9 weights in device memory."""
+    def check(problem, params):
+        H, W = problem.dims["h"], problem.dims["w"]
+        bx = params.get("bx", 128)
+        return rc.fits(problem, threads=bx, grid=_grid(H, W, rows, bx),
+                       device_bytes=problem.input_nbytes() + H * W + 4)
+    return check
+
+
+def variants():
+    out = []
+    for rows in ROWS:
+        out.append(Variant(
+            op="filter2d", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows),
+            supports=dict(SUPPORTS),
+            params=(Param("bx", (32, 64, 128, 256), 128), Param("arith", ("auto", "cvt"), "auto")),
+            available=rc.reason, writes="interior", constraint=_constraint(rows), origin=ORIGIN,
+            doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
+                 "input rows (32-bit word loads/stores where W % 16 == 0, bytes otherwise); "
+                 "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) "
+                 "or, where the weights bound every partial sum below 2**22, through exact round-toward-zero "
+                 "float adds (and one FMA a tap when every product and sum is exact); acc>>shift, wrap or "
+                 "saturate to uint8; interior only")))
+    return out

@@ -1,0 +1,178 @@
+"""sobel, uint8 gray or colour: the project's own fastest kernels (issue #24),
+``sobel/numba_cuda/best_R{R}``.  Not a seed design: the seed kernels stay as the study describes them.
+
+The arithmetic is the spec's, bit for bit: gray ``(0.299f*R + 0.587f*G) + 0.114f*B`` in float32
+(each product and sum rounded to nearest, no FMA; a gray uint8 pixel converted exactly), then
+``Gx = -p00 + p02 - 2*p10 + 2*p12 - p20 + p22`` and ``Gy = -p00 + p20 - 2*p01 + 2*p21 - p02 + p22``
+accumulated in float32 in that order (the products by +-1 and +-2 are exact, so one fused
+multiply-add a tap rounds exactly as the spec's product-then-sum), ``|Gx| + |Gy|`` (or
+``sqrt(Gx*Gx + Gy*Gy)``), truncated and saturated to uint8; only the interior is written.
+
+Layout: a thread computes 4 consecutive output columns of ``R`` consecutive output rows, streaming
+the input rows top to bottom and keeping three rows of 6 gray values in registers (each pixel is
+loaded and converted to gray once per thread).  For an RGBA image with ``W % 4 == 0`` a row's 4
+pixels are two aligned 64-bit loads (the two halo pixels 32-bit loads, L1 hits) and the 4 outputs
+one 32-bit store; otherwise loads and stores are bytes.  A byte becomes a float as
+``bits(0x4B000000 | x) - 2**23`` (exact; full-rate adds instead of conversions).  The kernel body is
+generated as straight-line code so the gray values live in registers.
+"""
+from __future__ import annotations
+
+import functools
+import linecache
+
+import numpy as np
+
+from refconv import Param, Range, Variant
+from refconv import cuda as rc
+
+from .filter2d_best import device_ops
+
+ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
+ROWS = (1, 2, 4, 8)
+COLS = 4
+
+SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
+            "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
+            "cast": ("saturate",), "rounding": ("trunc",)}
+
+
+def _cv(x: str) -> str:
+    return f"fadd(int_as_float(int32(int32({x}) | MAGI)), NEGM)"
+
+
+def _gray_word(u: str) -> str:
+    """The gray of an RGBA pixel held in the uint32 ``u`` (R in the low byte)."""
+    r, g, b = (_cv(f"({u} >> S{s}) & UFF") for s in (0, 8, 16))
+    return f"fadd(fadd(fmul(C0, {r}), fmul(C1, {g})), fmul(C2, {b}))"
+
+
+def _load_row(p: int, nch: int, vec: bool) -> list:
+    """Lines loading input row ``rr`` as gray values ``p{p}_0 .. p{p}_5`` (columns c0-1 .. c0+4)."""
+    L = []
+    if vec:
+        L += ["pb = rr * W + c0", "qa = img64[pb // 2]", "qb = img64[pb // 2 + 1]",
+              "um = img32[pb - 1] if c0 > 0 else U0", "up = img32[pb + 4] if c0 + 4 < W else U0"]
+        words = ["um", "uint32(qa & LO)", "uint32(qa >> S32)", "uint32(qb & LO)", "uint32(qb >> S32)", "up"]
+        L += [f"p{p}_{j} = {_gray_word(u)}" for j, u in enumerate(words)]
+        return L
+    for j in range(COLS + 2):
+        c = f"c0 + {j - 1}"
+        inside = "c0 > 0" if j == 0 else f"{c} < W"
+        if nch == 0:
+            L.append(f"p{p}_{j} = {_cv(f'img8[rr * W + {c}]')} if {inside} else F0")
+        else:
+            L.append(f"b = (rr * W + {c}) * {nch}")
+            r, g, b = (_cv(f"img8[b + {k}]") for k in range(3))
+            L.append(f"p{p}_{j} = fadd(fadd(fmul(C0, {r}), fmul(C1, {g})), fmul(C2, {b})) if {inside} else F0")
+    return L
+
+
+def _output(i: int, l2: bool) -> list:
+    """Lines computing ``v{i}``, the uint32 result of output column c0+i (spec tap order)."""
+    p = lambda a, b: f"p{a}_{i + b}"
+    gx = f"fadd(fadd(fma(P2, {p(1, 2)}, fma(M2, {p(1, 0)}, fadd(-{p(0, 0)}, {p(0, 2)}))), -{p(2, 0)}), {p(2, 2)})"
+    gy = f"fadd(fadd(fma(P2, {p(2, 1)}, fma(M2, {p(0, 1)}, fadd(-{p(0, 0)}, {p(2, 0)}))), -{p(0, 2)}), {p(2, 2)})"
+    L = [f"gx = {gx}", f"gy = {gy}"]
+    if l2:
+        L.append("m = sqrt(fadd(fmul(gx, gx), fmul(gy, gy)))")
+    else:
+        L.append("m = fadd(fabs(gx), fabs(gy))")
+    L.append(f"v{i} = U255 if m >= F255 else uint32(int32(m))")
+    return L
+
+
+def _store(vec: bool) -> list:
+    L = ["ob = r * W + c0"]
+    guard = lambda i: f"c0 + {i} >= 1 and c0 + {i} <= W - 2"
+    if vec:
+        word = " | ".join(f"(v{i} << S{8 * i})" for i in range(COLS))
+        L += ["if c0 >= 1 and c0 + 3 <= W - 2:", f"    out32[ob // 4] = {word}", "else:"]
+        L += [f"    if {guard(i)}:\n        out8[ob + {i}] = uint8(v{i})" for i in range(COLS)]
+    else:
+        L += [f"if {guard(i)}:\n    out8[ob + {i}] = uint8(v{i})" for i in range(COLS)]
+    return L
+
+
+def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
+    """The Python source of ``kern(img8, img32, img64, out8, out32, H, W)``."""
+    ind = lambda lines, n: ["    " * n + s for block in lines for s in block.split("\n")]
+    body = ["c0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * 4",
+            f"r0 = 1 + cuda.blockIdx.y * {rows}",
+            "if c0 >= W - 1 or r0 > H - 2:", "    return"]
+    for p, rr in ((0, "r0 - 1"), (1, "r0")):
+        body.append(f"rr = {rr}")
+        body += _load_row(p, nch, vec)
+    loop = ["r = r0 + k", "if r > H - 2:", "    return", "rr = r + 1"]
+    loop += _load_row(2, nch, vec)
+    for i in range(COLS):
+        loop += _output(i, l2)
+    loop += _store(vec)
+    loop += [f"p0_{j} = p1_{j}" for j in range(COLS + 2)] + [f"p1_{j} = p2_{j}" for j in range(COLS + 2)]
+    body.append(f"for k in range({rows}):")
+    body += ind(loop, 1)
+    return "\n".join(["def kern(img8, img32, img64, out8, out32, H, W):"] + ind(body, 1)) + "\n"
+
+
+@functools.lru_cache(maxsize=None)
+def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
+    import math
+    cuda = rc.cuda()
+    from numba import float32, int32, uint8, uint32
+    src = source(rows, nch, l2, vec)
+    fname = f"<refconv sobel_best R{rows} nch{nch} {'l2' if l2 else 'l1'} {'vec' if vec else 'byte'}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    f32 = np.float32
+    ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
+              sqrt=(lambda v: f32(np.sqrt(f32(v)))) if rc.is_sim() else math.sqrt,
+              C0=f32(0.299), C1=f32(0.587), C2=f32(0.114), P2=f32(2), M2=f32(-2), F0=f32(0), F255=f32(255),
+              NEGM=f32(-8388608.0), MAGI=np.int32(0x4B000000), U0=np.uint32(0), U255=np.uint32(255),
+              UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32),
+              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
+    exec(compile(src, fname, "exec"), ns)
+    return cuda.jit(ns["kern"])
+
+
+def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
+    return (rc.cdiv(rc.cdiv(W, COLS), bx), rc.cdiv(max(H - 2, 1), rows))
+
+
+def _make_run(rows: int):
+    def run(problem, out, bx=128):
+        cuda = rc.cuda()
+        img = np.ascontiguousarray(problem.inputs["image"])
+        H, W = img.shape[:2]
+        nch = 0 if img.ndim == 2 else img.shape[2]
+        vec = nch == 4 and W % 4 == 0
+        k = _kernel(rows, nch, problem.option("magnitude") == "l2", vec, rc.mode())
+        d_out, n = rc.to_device_poisoned(out, pad_to=4)
+        d_img8 = cuda.to_device(img.reshape(-1))
+        d_img32 = d_img8.view(np.uint32) if vec else d_img8
+        d_img64 = d_img8.view(np.uint64) if vec else d_img8
+        rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img32, d_img64, d_out, d_out.view(np.uint32),
+                  np.int32(H), np.int32(W))
+        cuda.synchronize()
+        return rc.from_device(d_out, n, out)
+    return run
+
+
+def _constraint(rows: int):
+    """The device limits: ``bx`` threads a block, a grid of (W/4/bx, (H-2)/R) blocks, the image
+    and the uint8 output (padded to a word) in device memory."""
+    def check(problem, params):
+        H, W = problem.dims["h"], problem.dims["w"]
+        bx = params.get("bx", 128)
+        return rc.fits(problem, threads=bx, grid=_grid(H, W, rows, bx),
+                       device_bytes=problem.input_nbytes() + H * W + 4)
+    return check
+
+
+def variants():
+    return [Variant(
+        op="sobel", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows), supports=dict(SUPPORTS),
+        params=(Param("bx", (32, 64, 128, 256), 128),), available=rc.reason, writes="interior",
+        constraint=_constraint(rows), origin=ORIGIN,
+        doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a thread computes 4 columns x {rows} "
+             "rows from register-held gray rows (two 64-bit loads a row and one 32-bit store for RGBA with "
+             "W % 4 == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
+        for rows in ROWS]

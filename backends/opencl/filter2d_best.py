@@ -1,0 +1,75 @@
+"""filter2d on OpenCL: refconv's own fastest 3x3 uint8 kernels (issue #24), ``best_R{R}``, the
+twins of ``filter2d/numba_cuda/best_R{R}`` (``filter2d_best.cl``; the arithmetic paths and their
+conditions are those of ``refconv.backends.filter2d_arith.choose_path``).
+
+A work-item computes 16 output columns x ``R`` output rows; where ``W % 16 == 0`` a row's 16
+pixels are one 16-byte load and 16 interior outputs one 16-byte store.  On NVIDIA the kernel's
+round-toward-zero add is PTX ``add.rz.f32`` (``-DUSE_PTX``); elsewhere a portable TwoSum form.
+"""
+from __future__ import annotations
+
+import importlib.resources
+
+import numpy as np
+
+from refconv import opencl as oc
+from refconv.backends.filter2d_arith import choose_path
+from refconv.variant import Param, Range, Variant
+
+
+SRC_NAME = "filter2d_best.cl"
+SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
+ROWS = (1, 2, 4, 8)
+_PATH_NUM = {"cvt": 0, "magic": 1, "exact": 2}
+
+SUPPORTS = {
+    "dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
+    "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"), "rounding": ("trunc",),
+    "out_dtype": (None,), "h": Range(3), "w": Range(3),
+}
+ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads/stores per work-item; spec of seed 000"
+
+
+def options(rows: int, path: str, vec: bool) -> tuple:
+    """The build options of one specialisation (``-DUSE_PTX`` on the NVIDIA target)."""
+    opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}")
+    return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
+
+
+def _global(H: int, W: int, rows: int, wg_x: int) -> tuple:
+    return (oc.roundup(-(-W // 16), wg_x), -(-max(H - 2, 1) // rows))
+
+
+def _make(rows: int) -> Variant:
+    name = f"best_R{rows}"
+
+    def constraint(problem, params):
+        return (oc.check_local((params["wg_x"], 1), 0, (SRC, "filter2d_best", options(rows, "cvt", False), SRC_NAME))
+                or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"]))
+
+    def run(problem, out, wg_x=64, arith="auto"):
+        img = np.ascontiguousarray(problem.inputs["image"])
+        w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
+        H, W = img.shape
+        if out.shape != (H, W) or out.dtype != np.uint8:
+            raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
+        vec = W % 16 == 0
+        k = oc.kernel(SRC, "filter2d_best", options(rows, choose_path(w, arith), vec), SRC_NAME)
+        sat = int(problem.option("cast") == "saturate")
+        return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
+                         np.int32(H), np.int32(W), np.int32(problem.option("shift")), np.int32(sat),
+                         out=out, what=f"filter2d/opencl/{name}")
+
+    return Variant(
+        op="filter2d", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
+        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64), Param("arith", ("auto", "cvt"), "auto")),
+        available=oc.available, writes="interior", constraint=constraint, origin=ORIGIN,
+        doc=(f"3x3 uint8 filter, a work-item computes 16 columns x {rows} rows from register-held input rows "
+             "(one 16-byte load a row and one 16-byte store a chunk where W % 16 == 0, bytes otherwise); "
+             "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) or, where the "
+             "weights bound every partial sum below 2**22, through exact round-toward-zero float adds (one fma a tap "
+             "when every product and sum is exact); acc>>shift, wrap or saturate; interior only"))
+
+
+def variants() -> list[Variant]:
+    return [_make(r) for r in ROWS]

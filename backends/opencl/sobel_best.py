@@ -1,0 +1,63 @@
+"""sobel on OpenCL: refconv's own fastest kernels (issue #24), ``best_R{R}``, the twins of
+``sobel/numba_cuda/best_R{R}`` (``sobel_best.cl``): a work-item computes 4 output columns x ``R``
+output rows from register-held gray rows; an RGBA row with ``W % 4 == 0`` is one 16-byte load per
+work-item and the 4 outputs one 4-byte store; spec arithmetic bit for bit."""
+from __future__ import annotations
+
+import importlib.resources
+
+import numpy as np
+
+from refconv import opencl as oc
+from refconv.variant import Param, Range, Variant
+
+
+SRC_NAME = "sobel_best.cl"
+SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
+ROWS = (1, 2, 4, 8)
+ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads per work-item; spec of seed 002"
+SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
+            "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
+            "cast": ("saturate",), "rounding": ("trunc",)}
+
+
+def options(rows: int, ch: int, l2: bool, vec: bool) -> tuple:
+    """The build options of one specialisation (correctly rounded sqrt for the L2 magnitude)."""
+    return ("-cl-fp32-correctly-rounded-divide-sqrt", f"-DROWS={rows}", f"-DCH={ch}", f"-DL2={int(l2)}",
+            f"-DVEC={int(vec)}")
+
+
+def _global(H: int, W: int, rows: int, wg_x: int) -> tuple:
+    return (oc.roundup(-(-W // 4), wg_x), -(-max(H - 2, 1) // rows))
+
+
+def _make(rows: int) -> Variant:
+    name = f"best_R{rows}"
+
+    def constraint(problem, params):
+        opts = options(rows, problem.dims["channels"], False, False)
+        return (oc.check_local((params["wg_x"], 1), 0, (SRC, "sobel_best", opts, SRC_NAME))
+                or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"]))
+
+    def run(problem, out, wg_x=64):
+        img = np.ascontiguousarray(problem.inputs["image"])
+        H, W = img.shape[:2]
+        ch = 0 if img.ndim == 2 else img.shape[2]
+        if out.shape != (H, W) or out.dtype != np.uint8:
+            raise ValueError(f"sobel/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
+        vec = ch == 4 and W % 4 == 0
+        k = oc.kernel(SRC, "sobel_best", options(rows, ch, problem.option("magnitude") == "l2", vec), SRC_NAME)
+        return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.OUT,
+                         np.int32(H), np.int32(W), out=out, what=f"sobel/opencl/{name}")
+
+    return Variant(
+        op="sobel", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
+        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64),), available=oc.available, writes="interior",
+        constraint=constraint, origin=ORIGIN,
+        doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a work-item computes 4 columns x {rows} "
+             "rows from register-held gray rows (one 16-byte load a row and one 4-byte store for RGBA with "
+             "W % 4 == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
+
+
+def variants() -> list[Variant]:
+    return [_make(r) for r in ROWS]

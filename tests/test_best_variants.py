@@ -1,0 +1,168 @@
+"""The roofline variants of issue #24 (``filter2d/*/best_R{R}``, ``sobel/*/best_R{R}``): the weight-driven
+choice of arithmetic path, the float identities the fast paths rest on, and each path and load/store
+layout judged by refconv's checker (poisoned buffer, the op's acceptance) on the CUDA simulator and on
+PoCL.  The expected values come from the spec, never from the kernels."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from refconv import Problem
+from refconv import cuda as rc
+from refconv.backends.filter2d_arith import choose_path
+from refconv.checking import check_example
+from refconv.specs.filter2d import f32_to_int32_rz
+
+F2D = ("filter2d:dtype=uint8,c=0,h={h},w={w},kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift={shift},"
+       "rounding=trunc,cast={cast}:image={image},weights={weights}")
+SOBEL = ("sobel:dtype=uint8,channels={ch},h={h},w={w}:magnitude={mag},boundary=valid,out_dtype=uint8,"
+         "cast=saturate,rounding=trunc:image={image}")
+
+#: (weights fill, the path it must take): quarters -> exact, random floats -> magic, extremes -> cvt
+WEIGHTS = (("exact.2", "exact"), ("random.3", "magic"), ("extreme.1", "cvt"))
+#: (h, w): W % 16 == 0 takes the word / 16-byte layout, the others bytes; h = 3 is one output row
+SHAPES_F2D = ((6, 32), (9, 21), (3, 16), (5, 3))
+SHAPES_SOBEL = ((6, 8), (7, 13), (3, 4), (4, 3))
+
+
+# ----------------------------------------------------------------------------- path choice
+
+def test_quarter_weights_take_the_exact_fma_path():
+    assert choose_path(np.array([5.5, -3.75, -6.25, -3.25, -1.5, 5.0, -0.75, -6.75, -2.75], np.float32)) == "exact"
+
+
+def test_non_dyadic_small_weights_take_the_magic_path():
+    assert choose_path(np.full(9, 0.1, np.float32)) == "magic"
+
+
+def test_weights_whose_sums_may_reach_2_22_take_the_conversions():
+    w = np.zeros(9, np.float32)
+    w[0] = 2.0 ** 22 / 255          # one product reaches 2**22: the rz-add identity no longer holds
+    assert choose_path(w) == "cvt"
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_weights_take_the_conversions(bad):
+    w = np.ones(9, np.float32)
+    w[4] = bad
+    assert choose_path(w) == "cvt"
+
+
+def test_dyadic_weights_too_fine_for_exact_sums_fall_back_to_magic():
+    w = np.full(9, 1.0 + 2.0 ** -20, np.float32)      # k = 20: B * 2**20 exceeds 2**23
+    assert choose_path(w) == "magic"
+
+
+def test_arith_cvt_forces_the_conversions_and_unknown_arith_is_refused():
+    assert choose_path(np.ones(9, np.float32), "cvt") == "cvt"
+    with pytest.raises(ValueError, match=r"arith='fast'.*'auto', 'cvt'"):
+        choose_path(np.ones(9, np.float32), "fast")
+
+
+# ----------------------------------------------------------------------------- the identities
+
+def _sim_ops():
+    from refconv.backends.numba_cuda.filter2d_best import _sim_ops
+    return _sim_ops()
+
+
+def test_rz_add_truncation_equals_the_int_conversion_below_2_22():
+    """copysign(rz(|s| + 2**23) - 2**23, s) == (float)(int)s for |s| < 2**22, and the bits of
+    rz(|s| + 2**23) minus 0x4B000000 are |(int)s|."""
+    o = _sim_ops()
+    rng = np.random.default_rng(1)
+    s = np.concatenate([rng.uniform(-2.0 ** 22, 2.0 ** 22, 3000), rng.uniform(-4, 4, 3000),
+                        [0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0 ** 22 - 0.25, -(2.0 ** 22 - 0.25), 2.0 ** -30]]
+                       ).astype(np.float32)
+    want = f32_to_int32_rz(s.copy())
+    for v, k in zip(s, want):
+        t = o["fadd_rz"](o["fabs"](v), np.float32(2.0 ** 23))
+        assert o["copysign"](np.float32(t - np.float32(2.0 ** 23)), v) == np.float32(k)
+        assert int(o["float_as_int"](t)) - 0x4B000000 == abs(int(k))
+
+
+def test_simulated_rz_add_rounds_toward_zero():
+    o = _sim_ops()
+    one = np.float32(1.0)
+    tiny = np.float32(2.0 ** -30)
+    assert o["fadd_rz"](one, tiny) == one                     # rn would give 1 too; rz never rounds up
+    assert o["fadd_rz"](one, np.float32(1 - 2.0 ** -24)) == np.nextafter(np.float32(2.0), np.float32(0))
+    assert o["fadd_rz"](-one, -np.float32(1 - 2.0 ** -24)) == -np.nextafter(np.float32(2.0), np.float32(0))
+
+
+def test_magic_byte_to_float_is_exact_for_every_byte():
+    o = _sim_ops()
+    got = [o["int_as_float"](0x4B000000 | x) - np.float32(2.0 ** 23) for x in range(256)]
+    assert got == [np.float32(x) for x in range(256)]
+
+
+# ----------------------------------------------------------------------------- the kernels
+
+@pytest.fixture(scope="module")
+def sim():
+    rc.configure("sim")
+    if rc.reason():
+        pytest.skip(str(rc.reason()))
+
+
+@pytest.fixture(scope="module")
+def pocl():
+    pytest.importorskip("pyopencl")
+    from refconv import opencl as oc
+    with oc.using("pocl"):
+        if oc.available():
+            pytest.skip(oc.available())
+        yield
+
+
+def _variant(vid):
+    from refconv import registry
+    return registry.get(vid)
+
+
+def _judge(vid, spec, params):
+    r = check_example(_variant(vid), Problem.parse(spec), params)
+    assert r.status == "pass", f"{vid} {params} on {spec}: {r.message}"
+
+
+def _filter2d_cases():
+    for weights, path in WEIGHTS:
+        for (h, w) in SHAPES_F2D:
+            for cast in ("wrap", "saturate"):
+                yield F2D.format(h=h, w=w, shift=3, cast=cast, image="random.5", weights=weights), path
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_numba_filter2d_best_matches_the_spec_on_every_path_and_layout(sim, rows):
+    for spec, path in _filter2d_cases():
+        assert choose_path(Problem.parse(spec).inputs["weights"].astype(np.float32)) == path
+        _judge(f"filter2d/numba_cuda/best_R{rows}", spec, {"bx": 32, "arith": "auto"})
+    _judge(f"filter2d/numba_cuda/best_R{rows}", F2D.format(h=6, w=32, shift=4, cast="wrap", image="random.1",
+                                                          weights="exact.2"), {"bx": 32, "arith": "cvt"})
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_opencl_filter2d_best_matches_the_spec_on_every_path_and_layout(pocl, rows):
+    for spec, _ in _filter2d_cases():
+        _judge(f"filter2d/opencl/best_R{rows}", spec, {"wg_x": 8, "arith": "auto"})
+    _judge(f"filter2d/opencl/best_R{rows}", F2D.format(h=6, w=32, shift=4, cast="wrap", image="random.1",
+                                                      weights="exact.2"), {"wg_x": 8, "arith": "cvt"})
+
+
+def _sobel_cases():
+    for ch in (0, 3, 4):
+        for (h, w) in SHAPES_SOBEL:
+            for mag in ("l1", "l2"):
+                yield SOBEL.format(ch=ch, h=h, w=w, mag=mag, image="random.1")
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_numba_sobel_best_matches_the_spec_on_every_layout(sim, rows):
+    for spec in _sobel_cases():
+        _judge(f"sobel/numba_cuda/best_R{rows}", spec, {"bx": 32})
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_opencl_sobel_best_matches_the_spec_on_every_layout(pocl, rows):
+    for spec in _sobel_cases():
+        _judge(f"sobel/opencl/best_R{rows}", spec, {"wg_x": 8})
