@@ -1,5 +1,5 @@
 """Time the best_R{R} variants (and a few seed variants for reference) on the two roofline presets
-over their launch parameters, by refconv bench's own method (``bench_rows.measure``: L2 flush, stream
+over their launch parameters, by refconv bench's own method (``refconv.bench.rows.measure``: L2 flush, stream
 hold, device events), after checking each configuration once against the spec.  Prints one line per
 configuration and writes JSON to argv[1] and a Markdown table (kernel medians against issue 24's
 targets) beside it (same name, .md).  Used by scripts/gpu_roofline_run.sh on a lent GPU."""
@@ -10,8 +10,9 @@ import sys
 
 import numpy as np
 
-from refconv import presets, registry
-from refconv.bench_rows import measure
+from refconv import registry
+from refconv.bench import presets
+from refconv.bench.rows import measure
 from refconv.checking import acceptance_for, check_example
 from refconv.session import configure_backends
 
