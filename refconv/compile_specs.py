@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 import json
 
+#: the launch-parameter sweeps of :func:`specialisations`
+MODES = ("cover", "all", "defaults")
 #: where an unbounded domain is cut for the compile check (a dilation of 16 leaves no output)
 UNBOUNDED_CAP = {"stride": 2, "padding": 2, "dilation": 2}
 
@@ -39,7 +41,11 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
     """``[(params, problem_descriptor)]`` for ``variant`` (see the module docstring of
     :mod:`refconv.compile_specs`).  ``mode``
     ``"all"``: every combination of the launch parameters' values; ``"cover"`` (default): the
-    defaults plus enough combinations that every value of every parameter is compiled once."""
+    defaults plus enough combinations that every value of every parameter is compiled once;
+    ``"defaults"``: the default launch parameters only (every dtype and option value still
+    compiled once: the cheap sweep the test suite's conformance runs use)."""
+    if mode not in MODES:
+        raise ValueError(f"compile-check parameter mode {mode!r} not accepted; accepted: {', '.join(MODES)}")
     from refconv import ops
     from refconv.problem import Problem
 
@@ -51,6 +57,8 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
     if mode == "all":
         combos = [dict(zip(names, vals))
                   for vals in itertools.product(*[p.values for p in params])][:max_param_combos] or [{}]
+    elif mode == "defaults":
+        combos = [default_params]
     else:
         # "cover": the defaults, then a diagonal that gives every value of every parameter once
         combos = [default_params]

@@ -10,8 +10,10 @@ the 25-example depth is what ``refconv check`` runs, and what ``scripts/catch_ra
 
 The simulator sanitizer is on by default (issue 23), so ``numba_cuda-sim`` is also the sanitizer's
 gate (every shipped numba_cuda variant runs clean under it).  The same run carries issue 8's
-compile check (``--compile``): the GPU-less PTX compile of every launch specialisation (a compile
-error or launch-limit error is a failing finding)."""
+compile check (``--compile``): the GPU-less PTX compile of each variant at its default launch
+parameters, for every dtype and option value (``REFCONV_COMPILE_PARAMS=defaults``; a compile error or
+launch-limit error is a failing finding).  A user's ``refconv check --compile`` also compiles every
+value of every launch parameter once (``cover``); that sweep costs the suite about 100 s of CPU."""
 import json
 import os
 
@@ -70,8 +72,11 @@ def _expected_ids(target: str, ops: str, shard: str) -> set:
 def test_every_available_variant_passes(target, op, shard, tmp_path):
     if target.startswith("triton"):
         pytest.importorskip("triton")          # no wheels off Linux x86_64 / aarch64
-    # one compile-check worker a run: the runs are already spread over xdist's workers
-    env = dict(os.environ, REFCONV_DATABASE="none", PYTHONUNBUFFERED="1", REFCONV_COMPILE_JOBS="1")
+    # one compile-check worker a run (the runs are already spread over xdist's workers), each
+    # variant compiled at its default launch parameters (every dtype and option value):
+    # tests/test_compile_check.py and `refconv check --compile` sweep the parameter values
+    env = dict(os.environ, REFCONV_DATABASE="none", PYTHONUNBUFFERED="1", REFCONV_COMPILE_JOBS="1",
+               REFCONV_COMPILE_PARAMS="defaults")
     p = refconv_cli("check", *TARGETS[target], "--op", op, "--profile", "ci", "--examples", EXAMPLES, "--seed", "0",
                     "--jobs", "1", "--shard", shard, "--quiet", "--json", "r.json", cwd=tmp_path, env=env,
                     timeout=1500)

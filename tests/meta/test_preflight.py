@@ -61,3 +61,14 @@ def test_a_failure_found_by_the_check_is_not_overwritten(pf_backend):
     r = VariantResult(BAD.id, "fail", reason="row 3 differs")
     preflight.apply(r, preflight.run([BAD], {"strict": True})[BAD.id])
     assert r.status == "fail" and r.reason == "row 3 differs" and len(r.findings) == 2
+
+
+def test_the_defaults_mode_compiles_the_default_parameters_only_and_a_bad_mode_is_named():
+    from refconv import Param, Variant
+    from refconv.compile_specs import specialisations
+    v = Variant(op="matvec", backend="x", name="y", run=lambda problem, out, t=32: None,
+                params=(Param("t", (32, 64, 128), default=32),), supports={"dtype": ("float32",)})
+    assert {p["t"] for p, _ in specialisations(v, "cover")} == {32, 64, 128}
+    assert {p["t"] for p, _ in specialisations(v, "defaults")} == {32}
+    with pytest.raises(ValueError, match="'most' not accepted; accepted: cover, all, defaults"):
+        specialisations(v, "most")
