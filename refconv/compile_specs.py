@@ -37,6 +37,26 @@ def _candidates(dim, dom, preferred):
     return out
 
 
+def _param_combos(variant, mode: str, max_param_combos: int) -> list:
+    """The launch-parameter combinations ``mode`` compiles (see :func:`specialisations`)."""
+    params = list(variant.params)
+    default_params = variant.default_params()
+    names = [p.name for p in params]
+    if mode == "all":
+        return [dict(zip(names, vals))
+                for vals in itertools.product(*[p.values for p in params])][:max_param_combos] or [{}]
+    combos = [default_params]
+    if mode == "defaults":
+        return combos
+    # "cover": the defaults, then a diagonal that gives every value of every parameter once
+    width = max((len(p.values) for p in params), default=0)
+    for i in range(width):
+        c = {p.name: p.values[i % len(p.values)] for p in params}
+        if c not in combos:
+            combos.append(c)
+    return combos
+
+
 def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -> list:
     """``[(params, problem_descriptor)]`` for ``variant`` (see the module docstring of
     :mod:`refconv.compile_specs`).  ``mode``
@@ -51,22 +71,8 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
 
     od = ops.get(variant.op)
     sup = variant.supports
-    params = list(variant.params)
+    combos = _param_combos(variant, mode, max_param_combos)
     default_params = variant.default_params()
-    names = [p.name for p in params]
-    if mode == "all":
-        combos = [dict(zip(names, vals))
-                  for vals in itertools.product(*[p.values for p in params])][:max_param_combos] or [{}]
-    elif mode == "defaults":
-        combos = [default_params]
-    else:
-        # "cover": the defaults, then a diagonal that gives every value of every parameter once
-        combos = [default_params]
-        width = max((len(p.values) for p in params), default=0)
-        for i in range(width):
-            c = {p.name: p.values[i % len(p.values)] for p in params}
-            if c not in combos:
-                combos.append(c)
 
     def dom(k, default):
         return sup.get(k, default)
