@@ -15,4 +15,4 @@ python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q -e ".[test,cuda,triton]" -e examples/refconv-example-plugin
 "$VENV/bin/refconv" list >/dev/null
-echo "refconv installed in $VENV: run '$VENV/bin/refconv check' or '$VENV/bin/python -m pytest -n 2'"
+echo "refconv installed in $VENV: run '$VENV/bin/refconv check' or '$VENV/bin/python -m pytest -n 3'"
