@@ -192,11 +192,18 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str):
     from numba import float32, int32, uint8, uint32
     src = source(rows, path, vec, sat)
     fname = f"<refconv filter2d_best R{rows} {path} {'vec' if vec else 'byte'} {'sat' if sat else 'wrap'}>"
-    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
               U0=np.uint8(0), UFF=np.uint32(0xFF), I0=np.int32(0), I255=np.int32(255), min=min, max=max,
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
+    return jit_source(cuda, src, fname, ns)
+
+
+def jit_source(cuda, src: str, fname: str, ns: dict):
+    """``cuda.jit`` of the function ``kern`` that generated source ``src`` defines, executed in the
+    namespace ``ns``; the source is put in :mod:`linecache` under ``fname``, so that numba's errors
+    and the compile check's findings quote its lines."""
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     exec(compile(src, fname, "exec"), ns)
     return cuda.jit(ns["kern"])
 

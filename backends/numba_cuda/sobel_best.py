@@ -19,14 +19,13 @@ generated as straight-line code so the gray values live in registers.
 from __future__ import annotations
 
 import functools
-import linecache
 
 import numpy as np
 
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
 
-from .filter2d_best import device_ops
+from .filter2d_best import device_ops, jit_source
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
 ROWS = (1, 2, 4, 8)
@@ -121,7 +120,6 @@ def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
     from numba import float32, int32, uint8, uint32
     src = source(rows, nch, l2, vec)
     fname = f"<refconv sobel_best R{rows} nch{nch} {'l2' if l2 else 'l1'} {'vec' if vec else 'byte'}>"
-    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     f32 = np.float32
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
               sqrt=(lambda v: f32(np.sqrt(f32(v)))) if rc.is_sim() else math.sqrt,
@@ -129,8 +127,7 @@ def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
               NEGM=f32(-8388608.0), MAGI=np.int32(0x4B000000), U0=np.uint32(0), U255=np.uint32(255),
               UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
-    exec(compile(src, fname, "exec"), ns)
-    return cuda.jit(ns["kern"])
+    return jit_source(cuda, src, fname, ns)
 
 
 def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
