@@ -96,6 +96,26 @@ def test_magic_byte_to_float_is_exact_for_every_byte():
     assert got == [np.float32(x) for x in range(256)]
 
 
+def test_gray_product_as_one_fma_on_the_magic_byte_is_the_rounded_product():
+    """sobel best_R: rn(c*x) == fma(c, 2**23 + x, -c * 2**23) for the three gray weights and every byte
+    (the fma's exact value is c*x; computed here in float64, exact for these magnitudes, rounded once)."""
+    M = np.float32(2.0 ** 23)
+    for c in (np.float32(0.299), np.float32(0.587), np.float32(0.114)):
+        x = np.arange(256, dtype=np.float32)
+        want = c * x                                              # float32 product, rounded to nearest
+        fused = (np.float64(c) * (np.float64(M) + x.astype(np.float64)) + np.float64(-c * M)).astype(np.float32)
+        assert np.array_equal(fused, want), c
+
+
+def test_trunc_on_odd_taps_equals_the_rz_add_truncation():
+    """filter2d best_R truncates odd taps with truncf and even ones with the rz add: both are (float)(int)s."""
+    o = _sim_ops()
+    s = np.random.default_rng(2).uniform(-2.0 ** 22, 2.0 ** 22, 2000).astype(np.float32)
+    for v in s:
+        rz = o["copysign"](np.float32(o["fadd_rz"](o["fabs"](v), np.float32(2.0 ** 23)) - np.float32(2.0 ** 23)), v)
+        assert o["truncf"](v) == rz == np.float32(f32_to_int32_rz(np.array([v]))[0])
+
+
 # ----------------------------------------------------------------------------- the kernels
 
 @pytest.fixture(scope="module")

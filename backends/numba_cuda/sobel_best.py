@@ -14,7 +14,8 @@ loaded and converted to gray once per thread).  For an RGBA image with ``W % 4 =
 pixels are two aligned 64-bit loads (the two halo pixels 32-bit loads, L1 hits) and the 4 outputs
 one 32-bit store; otherwise loads and stores are bytes.  A byte becomes a float as
 ``bits(0x4B000000 | x) - 2**23`` (exact; full-rate adds instead of conversions).  The kernel body is
-generated as straight-line code so the gray values live in registers.
+generated as straight-line code so the gray values live in registers; every index is a uint64
+(numba wraps a negative signed index around: a 64-bit compare and select a subscript).
 """
 from __future__ import annotations
 
@@ -40,30 +41,37 @@ def _cv(x: str) -> str:
     return f"fadd(int_as_float(int32(int32({x}) | MAGI)), NEGM)"
 
 
+def _prod(c: int, x: str) -> str:
+    """``rn(C{c} * x)`` for a byte ``x``, as ``fma(C, X, -C * 2**23)`` with ``X = bits(0x4B000000 | x)
+    = 2**23 + x``: the exact value is ``C*x`` (``C * 2**23`` is exact), rounded once; one FMA instead of
+    a subtract and a multiply."""
+    return f"fma(C{c}, int_as_float(int32(int32({x}) | MAGI)), NC{c}M)"
+
+
 def _gray_word(u: str) -> str:
     """The gray of an RGBA pixel held in the uint32 ``u`` (R in the low byte)."""
-    r, g, b = (_cv(f"({u} >> S{s}) & UFF") for s in (0, 8, 16))
-    return f"fadd(fadd(fmul(C0, {r}), fmul(C1, {g})), fmul(C2, {b}))"
+    r, g, b = (_prod(c, f"({u} >> S{s}) & UFF") for c, s in ((0, 0), (1, 8), (2, 16)))
+    return f"fadd(fadd({r}, {g}), {b})"
 
 
 def _load_row(p: int, nch: int, vec: bool) -> list:
     """Lines loading input row ``rr`` as gray values ``p{p}_0 .. p{p}_5`` (columns c0-1 .. c0+4)."""
     L = []
     if vec:
-        L += ["pb = rr * W + c0", "qa = img64[pb // 2]", "qb = img64[pb // 2 + 1]",
-              "um = img32[pb - 1] if c0 > 0 else U0", "up = img32[pb + 4] if c0 + 4 < W else U0"]
+        L += ["pb = uint64(rr) * Wu + c0u", "qa = img64[pb >> X1]", "qb = img64[(pb >> X1) + X1]",
+              "um = img32[pb - X1] if c0 > 0 else U0", "up = img32[pb + X4] if c0 + 4 < W else U0"]
         words = ["um", "uint32(qa & LO)", "uint32(qa >> S32)", "uint32(qb & LO)", "uint32(qb >> S32)", "up"]
         L += [f"p{p}_{j} = {_gray_word(u)}" for j, u in enumerate(words)]
         return L
     for j in range(COLS + 2):
-        c = f"c0 + {j - 1}"
-        inside = "c0 > 0" if j == 0 else f"{c} < W"
+        inside = "c0 > 0" if j == 0 else f"c0 + {j - 1} < W"
+        idx = f"uint64(rr) * Wu + c0u + X{j} - X1"
         if nch == 0:
-            L.append(f"p{p}_{j} = {_cv(f'img8[rr * W + {c}]')} if {inside} else F0")
+            L.append(f"p{p}_{j} = {_cv(f'img8[{idx}]')} if {inside} else F0")
         else:
-            L.append(f"b = (rr * W + {c}) * {nch}")
-            r, g, b = (_cv(f"img8[b + {k}]") for k in range(3))
-            L.append(f"p{p}_{j} = fadd(fadd(fmul(C0, {r}), fmul(C1, {g})), fmul(C2, {b})) if {inside} else F0")
+            L.append(f"b = ({idx}) * X{nch} if {inside} else X0")
+            r, g, b = (_prod(k, f"img8[b + X{k}]") for k in range(3))
+            L.append(f"p{p}_{j} = fadd(fadd({r}, {g}), {b}) if {inside} else F0")
     return L
 
 
@@ -82,14 +90,14 @@ def _output(i: int, l2: bool) -> list:
 
 
 def _store(vec: bool) -> list:
-    L = ["ob = r * W + c0"]
+    L = ["ob = uint64(r) * Wu + c0u"]
     guard = lambda i: f"c0 + {i} >= 1 and c0 + {i} <= W - 2"
     if vec:
         word = " | ".join(f"(v{i} << S{8 * i})" for i in range(COLS))
-        L += ["if c0 >= 1 and c0 + 3 <= W - 2:", f"    out32[ob // 4] = {word}", "else:"]
-        L += [f"    if {guard(i)}:\n        out8[ob + {i}] = uint8(v{i})" for i in range(COLS)]
+        L += ["if c0 >= 1 and c0 + 3 <= W - 2:", f"    out32[ob >> X2] = {word}", "else:"]
+        L += [f"    if {guard(i)}:\n        out8[ob + X{i}] = uint8(v{i})" for i in range(COLS)]
     else:
-        L += [f"if {guard(i)}:\n    out8[ob + {i}] = uint8(v{i})" for i in range(COLS)]
+        L += [f"if {guard(i)}:\n    out8[ob + X{i}] = uint8(v{i})" for i in range(COLS)]
     return L
 
 
@@ -98,7 +106,7 @@ def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
     ind = lambda lines, n: ["    " * n + s for block in lines for s in block.split("\n")]
     body = ["c0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * 4",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
-            "if c0 >= W - 1 or r0 > H - 2:", "    return"]
+            "if c0 >= W - 1 or r0 > H - 2:", "    return", "Wu = uint64(W)", "c0u = uint64(c0)"]
     for p, rr in ((0, "r0 - 1"), (1, "r0")):
         body.append(f"rr = {rr}")
         body += _load_row(p, nch, vec)
@@ -117,16 +125,17 @@ def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
 def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
     import math
     cuda = rc.cuda()
-    from numba import float32, int32, uint8, uint32
+    from numba import float32, int32, uint8, uint32, uint64
     src = source(rows, nch, l2, vec)
     fname = f"<refconv sobel_best R{rows} nch{nch} {'l2' if l2 else 'l1'} {'vec' if vec else 'byte'}>"
     f32 = np.float32
-    ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32,
+    ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               sqrt=(lambda v: f32(np.sqrt(f32(v)))) if rc.is_sim() else math.sqrt,
-              C0=f32(0.299), C1=f32(0.587), C2=f32(0.114), P2=f32(2), M2=f32(-2), F0=f32(0), F255=f32(255),
+              C0=f32(0.299), C1=f32(0.587), C2=f32(0.114),
+              **{f"NC{i}M": f32(-c) * f32(8388608.0) for i, c in enumerate((f32(0.299), f32(0.587), f32(0.114)))}, P2=f32(2), M2=f32(-2), F0=f32(0), F255=f32(255),
               NEGM=f32(-8388608.0), MAGI=np.int32(0x4B000000), U0=np.uint32(0), U255=np.uint32(255),
               UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32),
-              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)})
+              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"X{n}": np.uint64(n) for n in range(6)})
     return jit_source(cuda, src, fname, ns)
 
 

@@ -6,14 +6,16 @@
  * Only the interior is written.
  *
  * A work-item computes 16 consecutive output columns of ROWS output rows, streaming the input rows
- * top to bottom and keeping three rows of 18 converted pixels in registers.  VEC=1 (W % 16 == 0):
+ * top to bottom and keeping three rows of 18 converted pixels in registers (no private byte arrays:
+ * the 16 bytes of a row and of a chunk of outputs are four uints).  VEC=1 (W % 16 == 0):
  * a row's 16 pixels are one aligned 16-byte load (uint4 viewed as uchar16), a chunk of 16 interior
  * outputs one 16-byte store; the halo pixels and the border chunks are bytes.  VEC=0: bytes.
  *
  * PATH (chosen on the host from the weights, see filter2d_best.py):
  *   0  the conversions as written (convert rn int->float, truncating float->int);
  *   1  every partial sum |s| < 2^22: the accumulator stays a float and (float)(int)s is
- *      copysign(rz(|s| + 2^23) - 2^23, s), a pixel is as_float(0x4B000000 | x) - 2^23;
+ *      trunc(s) on odd taps and copysign(rz(|s| + 2^23) - 2^23, s) on even ones (trunc_small),
+ *      a pixel is as_float(0x4B000000 | x) - 2^23;
  *   2  as 1, and every product and partial sum is exact: one fma a tap.
  * rz(a + b), an add rounded toward zero, is PTX add.rz.f32 with -DUSE_PTX (NVIDIA), else the
  * rounded-to-nearest sum stepped toward zero when its TwoSum error says it rounded away.
@@ -68,10 +70,16 @@ inline float pix(const uint x)
 #endif
 }
 
-/* (float)(int)s for |s| < 2^22 */
-inline float trunc_small(const float s)
+/* (float)(int)s for |s| < 2^22, before tap t: odd taps through trunc() (cvt.rzi.f32.f32, the
+ * conversion unit), even taps through the float pipe, so that the two units share the work;
+ * -DTRUNC_ALL: trunc() on every tap (where no round-toward-zero add is at hand) */
+inline float trunc_small(const float s, const int t)
 {
-    return copysign(fadd_rz(fabs(s), MAGIC) - MAGIC, s);
+#ifndef TRUNC_ALL
+    if ((t & 1) == 0)
+        return copysign(fadd_rz(fabs(s), MAGIC) - MAGIC, s);
+#endif
+    return trunc(s);
 }
 
 inline void load_row(__global const uchar *restrict img, const int rr, const int c0, const int W,
@@ -79,12 +87,12 @@ inline void load_row(__global const uchar *restrict img, const int rr, const int
 {
     const __global uchar *row = img + (size_t)rr * W;
 #if VEC
-    uchar b[16];
-    vstore16(as_uchar16(*(const __global uint4 *)(row + c0)), 0, b);
+    const uint4 q = *(const __global uint4 *)(row + c0);
+    const uint u[4] = {q.s0, q.s1, q.s2, q.s3};
     p[0] = pix(c0 > 0 ? row[c0 - 1] : 0);
 #pragma unroll
     for (int i = 0; i < 16; ++i)
-        p[i + 1] = pix(b[i]);
+        p[i + 1] = pix((u[i / 4] >> (8 * (i % 4))) & 0xFFu);
     p[17] = pix(c0 + 16 < W ? row[c0 + 16] : 0);
 #else
 #pragma unroll
@@ -110,7 +118,7 @@ inline int output(const float *w, const float *p0, const float *p1, const float 
     float s = w[0] * x[0];
 #pragma unroll
     for (int t = 1; t < 9; ++t) {
-        const float a = trunc_small(s);
+        const float a = trunc_small(s, t);
 #if PATH == 2
         s = fma(w[t], x[t], a);
 #else
@@ -142,23 +150,23 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
         if (r > H - 2)
             return;
         load_row(img, r + 1, c0, W, p2);
-        uchar o[16];
+        uint o[4] = {0u, 0u, 0u, 0u};
 #pragma unroll
         for (int i = 0; i < 16; ++i) {
             const int v = output(w, p0, p1, p2, i, shift);
-            o[i] = sat ? (uchar)clamp(v, 0, 255) : (uchar)(v & 0xFF);
+            o[i / 4] |= (sat ? (uint)clamp(v, 0, 255) : ((uint)v & 0xFFu)) << (8 * (i % 4));
         }
         __global uchar *orow = out + (size_t)r * W;
 #if VEC
         if (c0 >= 1 && c0 + 15 <= W - 2) {
-            *(__global uint4 *)(orow + c0) = as_uint4(vload16(0, o));
+            *(__global uint4 *)(orow + c0) = (uint4)(o[0], o[1], o[2], o[3]);
         } else
 #endif
         {
 #pragma unroll
             for (int i = 0; i < 16; ++i)
                 if (c0 + i >= 1 && c0 + i <= W - 2)
-                    orow[c0 + i] = o[i];
+                    orow[c0 + i] = (uchar)(o[i / 4] >> (8 * (i % 4)));
         }
 #pragma unroll
         for (int j = 0; j < 18; ++j) {
