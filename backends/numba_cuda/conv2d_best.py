@@ -44,15 +44,18 @@ _ARGS = ("a, x, ktab, part, out, bias, M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, p
 # ----------------------------------------------------------------------------- code generation
 
 def _loads(t: G.Tile) -> list:
-    """Lines loading the k-tile starting at ``k`` into registers ``ra*`` (A) and ``rb*`` (B)."""
+    """Lines loading the k-tile starting at row ``k`` into registers ``ra*`` (A) and ``rb*`` (B).
+    Every index is unsigned (``U``): numba then emits no negative-index wraparound."""
     na, nb = t.bk * t.bm // t.threads, t.bk * t.bn // t.threads
-    sa, sb = t.threads // t.bm, t.threads // t.bn
-    L = [f"ra{i} = a[(k + ka + {i * sa}) * Mpad + abase]" for i in range(na)]
+    sb = t.threads // t.bn
+    L = ["ia = U(k + ka) * Mp + abase"]
+    L += [f"ra{i} = a[ia + aS * U({i})]" for i in range(na)]
+    L.append("kx0 = U(k + kb)")
     for i in range(nb):
-        L += [f"kx = k + kb + {i * sb}",
-              "iy = iy0 + ktab[Kpad + kx]",
-              "ix = ix0 + ktab[2 * Kpad + kx]",
-              f"rb{i} = x[xb + ktab[kx]] if iy >= 0 and iy < H and ix >= 0 and ix < W else Z"]
+        L += [f"kx = kx0 + U({i * sb})",
+              "iy = iy0 + ktab[kx + Kp]",
+              "ix = ix0 + ktab[kx + Kp2]",
+              f"rb{i} = x[U(xb + ktab[kx])] if iy >= 0 and iy < H and ix >= 0 and ix < W else Z"]
     return L
 
 
@@ -60,18 +63,18 @@ def _stores(t: G.Tile, buf: str) -> list:
     """Lines storing the registers into stage buffer ``buf``."""
     na, nb = t.bk * t.bm // t.threads, t.bk * t.bn // t.threads
     sa, sb = t.threads // t.bm, t.threads // t.bn
-    L = [f"sa = {buf} * {t.bk * t.bm} + ka * {t.bm} + ja", f"sb = {buf} * {t.bk * t.bn} + kb * {t.bn} + jb"]
-    L += [f"As[sa + {i * sa * t.bm}] = ra{i}" for i in range(na)]
-    L += [f"Bs[sb + {i * sb * t.bn}] = rb{i}" for i in range(nb)]
+    L = [f"sa = U({buf} * {t.bk * t.bm} + ka * {t.bm} + ja)", f"sb = U({buf} * {t.bk * t.bn} + kb * {t.bn} + jb)"]
+    L += [f"As[sa + U({i * sa * t.bm})] = ra{i}" for i in range(na)]
+    L += [f"Bs[sb + U({i * sb * t.bn})] = rb{i}" for i in range(nb)]
     return L
 
 
 def _compute(t: G.Tile) -> list:
     """Lines of one k-tile's outer products from stage buffer ``cur`` (fully unrolled)."""
-    L = [f"sa = cur * {t.bk * t.bm} + ty * {t.tm}", f"sb = cur * {t.bk * t.bn} + tx"]
+    L = [f"sa = U(cur * {t.bk * t.bm} + ty * {t.tm})", f"sb = U(cur * {t.bk * t.bn} + tx)"]
     for kk in range(t.bk):
-        L += [f"a{i} = As[sa + {kk * t.bm + i}]" for i in range(t.tm)]
-        L += [f"b{j} = Bs[sb + {kk * t.bn + j * t.thx}]" for j in range(t.tn)]
+        L += [f"a{i} = As[sa + U({kk * t.bm + i})]" for i in range(t.tm)]
+        L += [f"b{j} = Bs[sb + U({kk * t.bn + j * t.thx})]" for j in range(t.tn)]
         L += [f"c{i}_{j} += a{i} * b{j}" for i in range(t.tm) for j in range(t.tn)]
     return L
 
@@ -84,10 +87,10 @@ def _epilogue(t: G.Tile) -> list:
         for i in range(t.tm):
             L += [f"    m = m0 + ty * {t.tm} + {i}", "    if m < M:",
                   "        if direct:",
-                  f"            v = c{i}_{j}", "            if has_bias:", "                v += bias[m]",
-                  "            out[o + m * HoWo] = v",
+                  f"            v = c{i}_{j}", "            if has_bias:", "                v += bias[U(m)]",
+                  "            out[U(o + m * HoWo)] = v",
                   "        else:",
-                  f"            part[(z * M + m) * NQ + q] = c{i}_{j}"]
+                  f"            part[U((z * M + m) * NQ + q)] = c{i}_{j}"]
     return L
 
 
@@ -98,10 +101,11 @@ def source(t: G.Tile) -> str:
             f"q0 = cuda.blockIdx.x * {t.bn}", f"m0 = cuda.blockIdx.y * {t.bm}",
             "kt0 = cuda.blockIdx.z * kt_per", "nt = min(kt_per, KT - kt0)",
             f"As = cuda.shared.array({2 * t.bk * t.bm}, DT)", f"Bs = cuda.shared.array({2 * t.bk * t.bn}, DT)",
-            f"ja = tid % {t.bm}", f"ka = tid // {t.bm}", "abase = m0 + ja",
+            f"ja = tid % {t.bm}", f"ka = tid // {t.bm}", "abase = U(m0 + ja)",
             f"jb = tid % {t.bn}", f"kb = tid // {t.bn}", "qb = min(q0 + jb, NQ - 1)",
             "nb = qb // HoWo", "pb = qb - nb * HoWo", "oy = pb // Wo", "ox = pb - oy * Wo",
             "iy0 = oy * sy - py", "ix0 = ox * sx - px", "xb = nb * CHW + iy0 * W + ix0",
+            "Mp = U(Mpad)", f"aS = U({t.threads // t.bm}) * Mp", "Kp = U(Kpad)", "Kp2 = Kp + Kp",
             f"k = kt0 * {t.bk}"]
     body += _loads(t) + _stores(t, "0") + ["cuda.syncthreads()"]
     body += [f"c{i}_{j} = Z" for i in range(t.tm) for j in range(t.tn)]
@@ -115,11 +119,11 @@ def source(t: G.Tile) -> str:
 @functools.lru_cache(maxsize=None)
 def _gemm(tile: str, dtype: str, mode: str):
     cuda = rc.cuda()
-    from numba import float32, float64
+    from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     fname = f"<refconv conv2d_best {tile} {dtype}>"
     return jit_source(cuda, source(G.TILES[tile]), fname,
-                      dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min))
+                      dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64))
 
 
 #: the split-K reduction: out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel
@@ -129,20 +133,21 @@ REDUCE_SRC = """def kern(part, bias, out, M, NQ, HoWo, split, has_bias):
         return
     m = i // NQ
     q = i - m * NQ
-    s = part[i]
+    s = part[U(i)]
     for z in range(1, split):
-        s += part[z * M * NQ + i]
+        s += part[U(z * M * NQ + i)]
     if has_bias:
-        s += bias[m]
+        s += bias[U(m)]
     n = q // HoWo
-    out[q + n * (M - 1) * HoWo + m * HoWo] = s
+    out[U(q + n * (M - 1) * HoWo + m * HoWo)] = s
 """
 
 
 @functools.lru_cache(maxsize=None)
 def _reduce(mode: str):
     cuda = rc.cuda()
-    return jit_source(cuda, REDUCE_SRC, "<refconv conv2d_best reduce>", dict(cuda=cuda))
+    from numba import uint64
+    return jit_source(cuda, REDUCE_SRC, "<refconv conv2d_best reduce>", dict(cuda=cuda, U=uint64))
 
 
 # ----------------------------------------------------------------------------- host
