@@ -36,6 +36,10 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": 
             "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
 PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"))
 REDUCE_THREADS = 256
+#: under the simulator, a case costing more work units than this (refconv.cost; about 2 s of CPU)
+#: is refused by the constraint: a 256-thread tile over a few hundred pixels is a multi-second
+#: example there, and the conformance run's directed geometry cases would otherwise draw several
+SIM_MAX_WORK = 500_000
 
 _ARGS = ("a, x, ktab, part, out, bias, M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, "
          "kt_per, KT, has_bias, direct")
@@ -184,7 +188,7 @@ def _plan_of(problem, params):
 def constraint(problem, params):
     """The device limits: the tile's block, the grid (q tiles, m tiles, split), both stage
     buffers in static shared memory, x, A, the table, the output and the partials in device
-    memory."""
+    memory; under the simulator, at most :data:`SIM_MAX_WORK` work units."""
     g, p = _plan_of(problem, params)
     if p is None:
         return None                       # the spec rejects it; the checker says so
@@ -193,6 +197,8 @@ def constraint(problem, params):
     why = rc.fits(problem, threads=p.tile.threads, grid=p.grid, shared=p.tile.shared_bytes(isz), device_bytes=mem)
     if why is None and p.split > 1:
         why = rc.fits(problem, threads=REDUCE_THREADS, grid=(rc.cdiv(g.M * g.NQ, REDUCE_THREADS),))
+    if why is None and rc.is_sim() and cost(problem, params) > SIM_MAX_WORK:
+        why = f"{cost(problem, params):.0f} work units > {SIM_MAX_WORK} under the simulator (SIM_MAX_WORK)"
     return why
 
 
