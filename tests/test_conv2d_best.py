@@ -42,9 +42,13 @@ def _spec(dims: dict, fills: str, dt: str) -> str:
     return SPEC.format(dt=dt, fills=fills, **dims)
 
 
+#: the cases also run in float64 (the others in float32 only: CI time)
+FLOAT64 = {0, 1, 3}
+
+
 def _cases():
-    for what, dims, fills, params in CASES:
-        for dt in ("float32", "float64"):
+    for n, (what, dims, fills, params) in enumerate(CASES):
+        for dt in ("float32", "float64") if n in FLOAT64 else ("float32",):
             yield pytest.param(_spec(dims, fills, dt), params, id=f"{what}-{dt}")
 
 
