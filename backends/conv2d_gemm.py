@@ -223,6 +223,14 @@ def kernel_ints(g: Geometry, p: Plan) -> tuple:
             p.mpad, p.kpad, p.kt_per, p.kt)
 
 
+def index_limit(g: Geometry, p: Plan) -> str | None:
+    """Why the 32-bit table offsets and kernel integers cannot index this problem (None if they
+    can): one image's C*H*W, A's Kpad*Mpad, M*N*Ho*Wo and the padded coordinates below 2**31."""
+    big = max(g.C * g.H * g.W, p.kpad * p.mpad, g.M * g.NQ * max(p.split, 1), g.H + g.py + g.dy * g.R,
+              g.W + g.px + g.dx * g.S)
+    return None if big < 2 ** 31 else f"{big} elements: past the 32-bit indices of the kernels"
+
+
 def partial_elements(g: Geometry, p: Plan) -> int:
     return p.split * g.M * g.NQ if p.split > 1 else 0
 

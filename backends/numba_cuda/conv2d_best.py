@@ -194,7 +194,8 @@ def constraint(problem, params):
         return None                       # the spec rejects it; the checker says so
     isz = np.dtype(problem.dims["dtype"]).itemsize
     mem = (g.N * g.C * g.H * g.W + p.kpad * p.mpad + g.M * g.NQ + G.partial_elements(g, p)) * isz + 12 * p.kpad
-    why = rc.fits(problem, threads=p.tile.threads, grid=p.grid, shared=p.tile.shared_bytes(isz), device_bytes=mem)
+    why = G.index_limit(g, p) or rc.fits(problem, threads=p.tile.threads, grid=p.grid,
+                                         shared=p.tile.shared_bytes(isz), device_bytes=mem)
     if why is None and p.split > 1:
         why = rc.fits(problem, threads=REDUCE_THREADS, grid=(rc.cdiv(g.M * g.NQ, REDUCE_THREADS),))
     if why is None and rc.is_sim() and cost(problem, params) > SIM_MAX_WORK:

@@ -66,7 +66,8 @@ def constraint(problem, params):
     p = G.plan(g, params.get("tile", "auto"), params.get("split", "auto"), dt.itemsize)
     t = p.tile
     nbytes = (g.N * g.C * g.H * g.W + p.kpad * p.mpad + g.M * g.NQ + G.partial_elements(g, p)) * dt.itemsize
-    return (oc.check_local((t.thx, t.thy, 1), t.shared_bytes(dt.itemsize), (SRC, "gemm", options(dt, t), SRC_NAME))
+    return (G.index_limit(g, p)
+            or oc.check_local((t.thx, t.thy, 1), t.shared_bytes(dt.itemsize), (SRC, "gemm", options(dt, t), SRC_NAME))
             or oc.fits_memory(problem, nbytes + 12 * p.kpad))
 
 
