@@ -30,7 +30,7 @@ def _variants():
     return out
 
 
-_MODULES = ("filter2d_paper", "filter2d_pmpp", "filter2d_best", "sobel", "sobel_best", "matvec", "kron", "conv2d")
+_MODULES = ("filter2d_paper", "filter2d_pmpp", "filter2d_best", "sobel", "sobel_best", "matvec", "kron", "conv2d", "conv2d_best")
 
 
 def configure(options):

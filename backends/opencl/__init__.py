@@ -17,7 +17,7 @@ from refconv.variant import Backend
 
 from refconv.tooling import opencl as tooling
 
-_MODULES = ("filter2d", "filter2d_best", "sobel", "sobel_best", "matvec", "kron", "conv2d")
+_MODULES = ("filter2d", "filter2d_best", "sobel", "sobel_best", "matvec", "kron", "conv2d", "conv2d_best")
 
 
 def _variants():

@@ -1,0 +1,239 @@
+"""conv2d as an implicit GEMM: the host side shared by ``conv2d/numba_cuda/best`` and
+``conv2d/opencl/best`` (refconv's own design, issue #24; not a seed).
+
+    out[n, m, oy, ox] = bias[m] + sum_k A[k, m] * B[k, q]
+
+with ``k = (c*R + r)*S + s`` (``K = C*R*S``), ``q = (n*Ho + oy)*Wo + ox`` (``NQ = N*Ho*Wo``: the
+images' pixels side by side), ``A[k, m] = w[m, c, r, s]`` (the filters re-laid out on the host
+K-major, ``[Kpad][Mpad]``, zero padded, so that a tile row of A is one coalesced load) and
+``B[k, q] = xpad[n, c, oy*sy + r*dy, ox*sx + s*dx]`` gathered on the fly (im2col never built).
+The gather uses a K-long table (``ktab``: ``c*H*W + r*dy*W + s*dx``, ``r*dy``, ``s*dx`` per k;
+rows past K point outside the image) so the kernels divide nothing per element.
+
+A block computes a ``BM x BN`` tile of ``out[m, q]``; its ``(BM/TM) x (BN/TN)`` threads each hold a
+``TM x TN`` micro-tile in registers: rows ``ty*TM + i`` (a broadcast read of A), columns
+``tx + j*(BN/TN)`` (a bank-conflict-free read of B, coalesced stores).  K is walked in ``BK``-deep
+slices staged in two shared buffers (the next slice is loaded into registers while the current
+one is used: one barrier a slice).  Split-K: ``split`` slices of the K range, blockIdx.z, each
+writing a partial ``[split][M][NQ]`` buffer, then a reduction kernel adds the partials in order,
+plus the bias, into the output (deterministic; the output is written once, never accumulated).
+With ``split = 1`` the GEMM kernel writes the output (bias included) itself.  Padding cells load
+0 and are multiplied like any other (``w*0``: NaN for an infinite weight, as the spec).
+
+``plan`` picks the tile and the split for a problem when the launch parameters say ``auto``:
+a small cost model of an H100 (132 SMs), see :func:`estimate_us`.  It is a model, not a
+measurement: scripts/gpu_conv_best_sweep.py times the alternatives on a GPU.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tile:
+    name: str
+    bm: int
+    bn: int
+    tm: int
+    tn: int
+    bk: int
+    eff: float            # the model's relative throughput of this tile shape (estimate_us)
+
+    @property
+    def thx(self) -> int:   # threads along q (columns)
+        return self.bn // self.tn
+
+    @property
+    def thy(self) -> int:   # threads along m (rows)
+        return self.bm // self.tm
+
+    @property
+    def threads(self) -> int:
+        return self.thx * self.thy
+
+    def shared_bytes(self, itemsize: int) -> int:
+        """Both stage buffers of A (BK x BM) and B (BK x BN)."""
+        return 2 * self.bk * (self.bm + self.bn) * itemsize
+
+
+#: the tile shapes (name: BM x BN), largest first; "16x16" is the simulator's cheap one (16
+#: threads a block) and suits nothing on a GPU
+TILES = {t.name: t for t in (
+    Tile("128x64", 128, 64, 8, 4, 8, 1.0),
+    Tile("64x64", 64, 64, 4, 4, 16, 0.8),
+    Tile("32x32", 32, 32, 4, 4, 16, 0.6),
+    Tile("16x16", 16, 16, 4, 4, 8, 0.3),
+)}
+#: the split-K counts (``split`` launch parameter; ``auto`` chooses among them)
+SPLITS = (1, 2, 4, 8, 16, 32)
+#: the model's GPU: 132 SMs (H100 SXM), its GEMM rate at full occupancy and tile efficiency 1, a
+#: K slice's latency floor (a global load in flight), the reduction's launch and memory costs
+SMS = 132
+RATE_FMA_PER_US = 1.5e7
+SLICE_US = 0.4
+REDUCE_US = 2.0
+BYTES_PER_US = 1.5e6
+#: warps per SM the model calls full occupancy
+FULL_WARPS = 16
+
+for _t in TILES.values():
+    assert _t.bm % _t.tm == 0 and _t.bn % _t.tn == 0
+    assert _t.threads % _t.bm == 0 and _t.threads % _t.bn == 0, _t
+    assert (_t.bk * _t.bm) % _t.threads == 0 and (_t.bk * _t.bn) % _t.threads == 0, _t
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Geometry:
+    N: int
+    C: int
+    H: int
+    W: int
+    M: int
+    R: int
+    S: int
+    Ho: int
+    Wo: int
+    sy: int
+    sx: int
+    py: int
+    px: int
+    dy: int
+    dx: int
+
+    @property
+    def K(self) -> int:
+        return self.C * self.R * self.S
+
+    @property
+    def NQ(self) -> int:
+        return self.N * self.Ho * self.Wo
+
+
+def _pair(v):
+    return tuple(int(a) for a in v) if isinstance(v, (tuple, list)) else (int(v), int(v))
+
+
+def geometry(problem) -> Geometry:
+    """The problem's sizes (from its dims and options; no arrays needed)."""
+    d = problem.dims
+    (sy, sx), (py, px), (dy, dx) = (_pair(problem.option(k)) for k in ("stride", "padding", "dilation"))
+    Ho = (d["h"] + 2 * py - dy * (d["r"] - 1) - 1) // sy + 1
+    Wo = (d["w"] + 2 * px - dx * (d["s"] - 1) - 1) // sx + 1
+    return Geometry(d["n"], d["c"], d["h"], d["w"], d["m"], d["r"], d["s"], Ho, Wo, sy, sx, py, px, dy, dx)
+
+
+@dataclass(frozen=True)
+class Plan:
+    tile: Tile
+    split: int             # the K slices (blockIdx.z), every one non-empty
+    kt: int                # BK-deep k-tiles in all
+    kt_per: int            # k-tiles a slice
+    grid: tuple            # (q tiles, m tiles, split)
+
+    @property
+    def kpad(self) -> int:
+        return self.kt * self.tile.bk
+
+    @property
+    def mpad(self) -> int:
+        return self.grid[1] * self.tile.bm
+
+
+def _plan(g: Geometry, tile: Tile, split: int) -> Plan:
+    kt = cdiv(g.K, tile.bk)
+    kt_per = cdiv(kt, max(1, min(split, kt)))
+    split = cdiv(kt, kt_per)
+    return Plan(tile, split, kt, kt_per, (cdiv(g.NQ, tile.bn), cdiv(g.M, tile.bm), split))
+
+
+def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
+    """The cost model behind ``auto``: the padded multiply-adds at ``RATE * eff * fill`` (``fill``:
+    the warps launched over ``SMS * FULL_WARPS``, at most 1), at least ``SLICE_US`` per k-tile per
+    wave of blocks (each k-tile waits on a global load); with split-K, the reduction's launch and
+    its partial-buffer traffic."""
+    t = p.tile
+    blocks = p.grid[0] * p.grid[1] * p.split
+    warps_per_block = cdiv(t.threads, 32)
+    regs = (2 * t.tm * t.tn + 40) * (itemsize // 4 if itemsize > 4 else 1)
+    per_sm = max(1, min(32, 2048 // t.threads, 65536 // (t.threads * regs)))
+    fill = min(1.0, blocks * warps_per_block / (SMS * FULL_WARPS))
+    fma = p.grid[0] * p.grid[1] * t.bm * t.bn * p.kpad
+    waves = cdiv(blocks, SMS * per_sm)
+    main = max(fma / (RATE_FMA_PER_US * t.eff * fill), waves * p.kt_per * SLICE_US)
+    red = 0.0 if p.split == 1 else REDUCE_US + 2 * p.split * g.M * g.NQ * itemsize / BYTES_PER_US
+    return main + red
+
+
+#: ``auto`` takes the smallest tile (then split) whose estimate is within this many µs or this
+#: fraction of the best one: below the model's resolution, less padded work and fewer threads win
+#: (and a tiny problem gets a small tile, cheap under the simulator too)
+TIE_US, TIE_FRACTION = 1.0, 0.05
+
+
+def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4) -> Plan:
+    """The launch plan for ``tile`` (a name of :data:`TILES` or ``auto``) and ``split`` (one of
+    :data:`SPLITS` or ``auto``): ``auto`` takes the cheapest by :func:`estimate_us`, up to the tie
+    margins (:data:`TIE_US`, :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller
+    split.  The "16x16" tile is never chosen by ``auto``.  An explicit split is capped at the
+    k-tiles there are (every slice non-empty)."""
+    tiles = [TILES[tile]] if tile != "auto" else [t for n, t in reversed(TILES.items()) if n != "16x16"]
+    splits = [int(split)] if split != "auto" else list(SPLITS)
+    cands = [(estimate_us(g, p, itemsize), p) for t in tiles for p in {_plan(g, t, s) for s in splits}]
+    best = min(e for e, _ in cands)
+    ok = [(tiles.index(p.tile), p.split, p) for e, p in cands if e <= best + max(TIE_US, TIE_FRACTION * best)]
+    return min(ok, key=lambda c: c[:2])[2]
+
+
+# ----------------------------------------------------------------------------- host arrays
+
+def operands(problem, p: Plan):
+    """``(x, a, ktab, bias, has_bias)``: x flat (NCHW), A = the filters K-major ``[Kpad][Mpad]``
+    zero padded, the gather table ``ktab`` (int32 ``[3][Kpad]``: offset ``c*H*W + r*dy*W + s*dx``,
+    ``r*dy``, ``s*dx``; rows past K: an offset of 0 and a row far below the image, so they load
+    0), the bias (a one-element zero when there is none)."""
+    g = geometry(problem)
+    x = np.ascontiguousarray(problem.inputs["x"]).reshape(-1)
+    w = problem.inputs["w"]
+    a = np.zeros((p.kpad, p.mpad), w.dtype)
+    a[:g.K, :g.M] = w.reshape(g.M, g.K).T
+    k = np.arange(g.K)
+    c, rs = np.divmod(k, g.R * g.S)
+    r, s = np.divmod(rs, g.S)
+    ktab = np.zeros((3, p.kpad), np.int32)
+    ktab[0, :g.K] = c * g.H * g.W + r * g.dy * g.W + s * g.dx
+    ktab[1, :g.K] = r * g.dy
+    ktab[1, g.K:] = -(1 << 30)
+    ktab[2, :g.K] = s * g.dx
+    b = problem.inputs.get("bias")
+    has_bias = b is not None
+    bias = np.ascontiguousarray(b) if has_bias else np.zeros(1, x.dtype)
+    return x, a.reshape(-1), ktab.reshape(-1), bias, has_bias
+
+
+def kernel_ints(g: Geometry, p: Plan) -> tuple:
+    """The GEMM kernel's integer arguments, in order (both backends):
+    M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, kt_per, kt."""
+    return (g.M, g.NQ, g.Ho * g.Wo, g.Wo, g.H, g.W, g.C * g.H * g.W, g.sy, g.sx, g.py, g.px,
+            p.mpad, p.kpad, p.kt_per, p.kt)
+
+
+def index_limit(g: Geometry, p: Plan) -> str | None:
+    """Why the 32-bit table offsets and kernel integers cannot index this problem (None if they
+    can): one image's C*H*W, A's Kpad*Mpad, M*N*Ho*Wo and the padded coordinates below 2**31."""
+    big = max(g.C * g.H * g.W, p.kpad * p.mpad, g.M * g.NQ * max(p.split, 1), g.H + g.py + g.dy * g.R,
+              g.W + g.px + g.dx * g.S)
+    return None if big < 2 ** 31 else f"{big} elements: past the 32-bit indices of the kernels"
+
+
+def partial_elements(g: Geometry, p: Plan) -> int:
+    return p.split * g.M * g.NQ if p.split > 1 else 0
+
+
+def describe(p: Plan) -> str:
+    return f"tile={p.tile.name} split={p.split} (k-tiles {p.kt}, {p.kt_per} a slice) grid={p.grid}"

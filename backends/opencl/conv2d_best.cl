@@ -1,0 +1,140 @@
+/* conv2d, refconv's own design (issue #24), the twin of conv2d/numba_cuda/best: an implicit GEMM
+ *
+ *   out[n, m, oy, ox] = bias[m] + sum_k A[k, m] * B[k, q],   k = (c*R + r)*S + s,
+ *   q = (n*Ho + oy)*Wo + ox,  A = the filters K-major [Kpad][Mpad] (host, zero padded),
+ *   B[k, q] = xpad[n, c, oy*sy + r*dy, ox*sx + s*dx] gathered while staging, through the table
+ *   ktab[3][Kpad] = (c*H*W + r*dy*W + s*dx, r*dy, s*dx); rows past K lie far above the image.
+ *
+ * A work-group of (BN/TN) x (BM/TM) items computes a BM x BN tile of out[m, q], an item a TM x TN
+ * micro-tile in registers (rows ty*TM + i, columns tx + j*BN/TN).  K is walked in BK-deep slices
+ * staged in two __local buffers, the next slice loaded into registers while the current one is
+ * used: one barrier a slice.  Split-K: group dim 2 takes one of the K ranges and writes
+ * part[z][M][NQ] (direct = 0); reduce_split sums them in order and adds the bias.  Padding cells
+ * load 0 and are multiplied like any other (w*0, as the spec).  T = float or double; BM, BN, TM,
+ * TN, BK from -D (backends/conv2d_gemm.py TILES). */
+#pragma OPENCL FP_CONTRACT ON
+/* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
+#ifndef T
+#define T float
+#endif
+#define THX (BN / TN)
+#define THY (BM / TM)
+#define NT (THX * THY)
+#define NA (BK * BM / NT)
+#define NB (BK * BN / NT)
+#define SA (NT / BM)
+#define SB (NT / BN)
+
+/* the k-tile starting at row k into registers ra (A) and rb (B, gathered; 0 outside the image) */
+#define LOAD_TILE(k)                                                                             \
+    do {                                                                                         \
+        for (int i_ = 0; i_ < NA; ++i_)                                                          \
+            ra[i_] = ap[(size_t)((k) + ka + i_ * SA) * Mpad];                                    \
+        for (int i_ = 0; i_ < NB; ++i_) {                                                        \
+            const int kx = (k) + kb + i_ * SB;                                                   \
+            const int iy = iy0 + ktab[Kpad + kx], ix = ix0 + ktab[2 * Kpad + kx];                \
+            rb[i_] = ((uint)iy < (uint)H && (uint)ix < (uint)W) ? x[xb + ktab[kx]] : (T)0;       \
+        }                                                                                        \
+    } while (0)
+
+#define STORE_TILE(buf)                                                                          \
+    do {                                                                                         \
+        for (int i_ = 0; i_ < NA; ++i_)                                                          \
+            As[buf][(ka + i_ * SA) * BM + ja] = ra[i_];                                          \
+        for (int i_ = 0; i_ < NB; ++i_)                                                          \
+            Bs[buf][(kb + i_ * SB) * BN + jb] = rb[i_];                                          \
+    } while (0)
+
+__kernel __attribute__((reqd_work_group_size(THX, THY, 1)))
+void gemm(__global const T * restrict a, __global const T * restrict x, __global const int * restrict ktab,
+          __global T * restrict part, __global T * restrict out, __global const T * restrict bias,
+          const int M, const int NQ, const int HoWo, const int Wo, const int H, const int W, const int CHW,
+          const int sy, const int sx, const int py, const int px, const int Mpad, const int Kpad,
+          const int kt_per, const int KT, const int has_bias, const int direct)
+{
+    __local T As[2][BK * BM];
+    __local T Bs[2][BK * BN];
+    const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * THX + tx;
+    const int q0 = get_group_id(0) * BN, m0 = get_group_id(1) * BM, z = get_group_id(2);
+    const int kt0 = z * kt_per, nt = min(kt_per, KT - kt0);
+    const int ja = tid % BM, ka = tid / BM, jb = tid % BN, kb = tid / BN;
+    const int qb = min(q0 + jb, NQ - 1);               /* past the last pixel: a valid one, never stored */
+    const int nb = qb / HoWo, pb = qb - nb * HoWo, oy = pb / Wo, ox = pb - oy * Wo;
+    const int iy0 = oy * sy - py, ix0 = ox * sx - px;
+    const long xb = (long)nb * CHW + (long)iy0 * W + ix0;
+    __global const T *ap = a + m0 + ja;
+    T ra[NA], rb[NB];
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+            acc[i][j] = (T)0;
+
+    LOAD_TILE(kt0 * BK);
+    STORE_TILE(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < nt; ++t) {
+        const int cur = t & 1;
+        if (t + 1 < nt)
+            LOAD_TILE((kt0 + t + 1) * BK);
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            T av[TM], bv[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+                av[i] = As[cur][kk * BM + ty * TM + i];
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                bv[j] = Bs[cur][kk * BN + tx + j * THX];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    acc[i][j] += av[i] * bv[j];
+        }
+        if (t + 1 < nt)
+            STORE_TILE(1 - cur);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+        const int q = q0 + tx + j * THX;
+        if (q < NQ) {
+            const int n = q / HoWo;
+            const long o = q + (long)n * (M - 1) * HoWo;
+#pragma unroll
+            for (int i = 0; i < TM; ++i) {
+                const int m = m0 + ty * TM + i;
+                if (m < M) {
+                    if (direct) {
+                        T v = acc[i][j];
+                        if (has_bias)
+                            v += bias[m];
+                        out[o + (long)m * HoWo] = v;
+                    } else {
+                        part[((long)z * M + m) * NQ + q] = acc[i][j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel */
+__kernel void reduce_split(__global const T * restrict part, __global const T * restrict bias,
+                           __global T * restrict out, const int M, const int NQ, const int HoWo,
+                           const int split, const int has_bias)
+{
+    const int i = get_global_id(0);
+    if (i >= M * NQ)
+        return;
+    const int m = i / NQ, q = i - m * NQ;
+    T s = part[i];
+    for (int z = 1; z < split; ++z)
+        s += part[(long)z * M * NQ + i];
+    if (has_bias)
+        s += bias[m];
+    const int n = q / HoWo;
+    out[q + (long)n * (M - 1) * HoWo + (long)m * HoWo] = s;
+}

@@ -1,0 +1,135 @@
+"""conv2d/{numba_cuda,opencl}/best (issue #24: refconv's own implicit-GEMM kernels): the host plan
+(tile and split-K choice, the K table, the padded A) and the kernels judged by refconv's checker
+(poisoned output, the op's dot-product acceptance) on the CUDA simulator and on PoCL, over split-K
+on and off, tile edges in M and in the pixels, images side by side, stride / padding / dilation,
+bias, float64 and NaN / Inf inputs under zero weights.  Simulator shapes stay tiny (the 16-thread
+``16x16`` tile; one 64-thread ``32x32`` case)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from refconv import Problem
+from refconv import cuda as rc
+from refconv.backends import conv2d_gemm as G
+from refconv.checking import check_example
+
+SPEC = "conv2d:dtype={dt},n={n},c={c},h={h},w={w},m={m},r={r},s={s},groups=1,bias={b}:" \
+       "stride={st},padding={pd},dilation={dl}:{fills}"
+RANDOM = "x=random.1,w=random.2,bias=random.3"
+
+#: (what, dims and options, fills, launch parameters)
+CASES = (
+    ("two images, M and pixels past the tile, stride 2", dict(n=2, c=3, h=7, w=6, m=5, r=3, s=2, b=1, st=2, pd=1, dl=1),
+     RANDOM, {"tile": "16x16", "split": 1}),
+    ("split-K 4 with bias, dilation 2, padding 2, M = 18", dict(n=1, c=3, h=6, w=7, m=18, r=3, s=3, b=1, st=1, pd=2, dl=2),
+     RANDOM, {"tile": "16x16", "split": 4}),
+    ("split past the k-tiles there are (capped), 1x1", dict(n=1, c=3, h=5, w=4, m=2, r=1, s=1, b=0, st=1, pd=0, dl=1),
+     RANDOM, {"tile": "16x16", "split": 32}),
+    ("NaN/Inf pixels under zero weights, ghost cells", dict(n=1, c=2, h=5, w=5, m=3, r=3, s=3, b=0, st=1, pd=1, dl=1),
+     "x=special.4,w=sparse.5", {"tile": "16x16", "split": 2}),
+    ("Inf weights on ghost cells: w*0 is NaN", dict(n=1, c=1, h=3, w=3, m=2, r=3, s=3, b=1, st=1, pd=1, dl=1),
+     "x=random.6,w=edge.7,bias=edge.8", {"tile": "16x16", "split": 1}),
+    ("a 64-thread tile, 81 pixels over three columns of tiles", dict(n=1, c=2, h=9, w=9, m=3, r=1, s=1, b=1, st=1, pd=0, dl=1),
+     RANDOM, {"tile": "32x32", "split": 1}),
+    ("the defaults (auto)", dict(n=1, c=2, h=6, w=6, m=3, r=3, s=3, b=1, st=1, pd=1, dl=1), RANDOM, {}),
+)
+
+
+def _spec(dims: dict, fills: str, dt: str) -> str:
+    if not dims["b"]:
+        fills = ",".join(f for f in fills.split(",") if not f.startswith("bias="))
+    return SPEC.format(dt=dt, fills=fills, **dims)
+
+
+#: the cases also run in float64 (the others in float32 only: CI time)
+FLOAT64 = {0, 1, 3}
+
+
+def _cases():
+    for n, (what, dims, fills, params) in enumerate(CASES):
+        for dt in ("float32", "float64") if n in FLOAT64 else ("float32",):
+            yield pytest.param(_spec(dims, fills, dt), params, id=f"{what}-{dt}")
+
+
+# ----------------------------------------------------------------------------- the plan
+
+def _geometry(n=1, c=1, h=8, w=8, m=1, r=3, s=3, st=1, pd=1, dl=1):
+    p = Problem.parse(_spec(dict(n=n, c=c, h=h, w=w, m=m, r=r, s=s, b=0, st=st, pd=pd, dl=dl), RANDOM, "float32"))
+    return G.geometry(p), p
+
+
+def test_every_split_slice_is_non_empty_and_covers_the_k_tiles():
+    g, _ = _geometry(c=7, r=3, s=3)                     # K = 63: 4 k-tiles of 16
+    for split in G.SPLITS:
+        p = G.plan(g, "64x64", split)
+        assert p.split <= p.kt and (p.split - 1) * p.kt_per < p.kt <= p.split * p.kt_per
+
+
+def test_the_cuconv_presets_get_split_k_where_the_output_is_tiny():
+    from refconv.bench import presets
+    chosen = {n: G.plan(G.geometry(pr.problem())) for n, pr in presets.PRESETS.items() if n.startswith("cuconv-")}
+    assert len(chosen) == 10
+    assert chosen["cuconv-T3-1x1-A"].split > 8 and chosen["cuconv-T4-3x3-A"].split > 8   # 49 and 16 pixels
+    assert chosen["cuconv-E4"].tile.name == "128x64"
+    assert all(p.tile.name != "16x16" for p in chosen.values())
+
+
+def test_the_gather_table_and_the_padded_filters():
+    g, problem = _geometry(c=2, h=5, w=6, m=3, r=2, s=3, dl=2)
+    p = G.plan(g, "16x16", 1)
+    x, a, ktab, _, has_bias = G.operands(problem, p)
+    w = problem.inputs["w"]
+    assert not has_bias and a.shape == (p.kpad * p.mpad,) and ktab.shape == (3 * p.kpad,)
+    a2, kt = a.reshape(p.kpad, p.mpad), ktab.reshape(3, p.kpad)
+    c, r, s = 1, 1, 2
+    k = (c * 2 + r) * 3 + s
+    assert a2[k, 2] == w[2, c, r, s] and not a2[g.K:].any() and not a2[:, g.M:].any()
+    assert tuple(kt[:, k]) == (c * 30 + r * 2 * 6 + s * 2, r * 2, s * 2)
+    assert (kt[1, g.K:] < -(1 << 29)).all()            # rows past K: far above the image, load 0
+
+
+# ----------------------------------------------------------------------------- the kernels
+
+@pytest.fixture(scope="module")
+def sim():
+    rc.configure("sim")
+    if rc.reason():
+        pytest.skip(str(rc.reason()))
+
+
+@pytest.fixture(scope="module")
+def pocl():
+    pytest.importorskip("pyopencl")
+    from refconv import opencl as oc
+    with oc.using("pocl"):
+        if oc.available():
+            pytest.skip(oc.available())
+        yield
+
+
+def _judge(vid, spec, params):
+    from refconv import registry
+    v = registry.get(vid)
+    problem = Problem.parse(spec)
+    p = {**v.default_params(), **params}
+    assert v.constraint(problem, p) is None
+    r = check_example(v, problem, p)
+    assert r.status == "pass", f"{vid} {p} on {spec}: {r.message}"
+
+
+@pytest.mark.parametrize("spec,params", list(_cases()))
+def test_numba_conv2d_best_matches_the_spec(sim, spec, params):
+    _judge("conv2d/numba_cuda/best", spec, params)
+
+
+@pytest.mark.parametrize("spec,params", list(_cases()))
+def test_opencl_conv2d_best_matches_the_spec(pocl, spec, params):
+    _judge("conv2d/opencl/best", spec, params)
+
+
+def test_the_twins_declare_the_same_launch_parameters():
+    from refconv import registry
+    a, b = registry.get("conv2d/numba_cuda/best"), registry.get("conv2d/opencl/best")
+    assert a.params == b.params and a.default_params() == {"tile": "auto", "split": "auto"}
+    assert np.array_equal(sorted(a.supports), sorted(b.supports))
