@@ -2,7 +2,7 @@
  * the OpenCL twin of filter2d/numba_cuda/best_R{R}.  Bit for bit the spec:
  *   acc = 0; per tap (kernel row outer, column inner) acc = (int)((float)acc + w*(float)x)
  *   (float32, product and sum rounded to nearest, no contraction; the conversion truncates,
- *   saturating to int32, NaN -> 0); then acc >> shift; then wrap (sat=0) or saturate to uchar.
+ *   saturating to int32, NaN -> 0); then acc >> shift; then wrap (SAT=0) or saturate (SAT=1) to uchar.
  * Only the interior is written.
  *
  * A work-item computes 16 consecutive output columns of ROWS output rows, streaming the input rows
@@ -30,6 +30,9 @@
 #endif
 #ifndef VEC
 #define VEC 0
+#endif
+#ifndef SAT
+#define SAT 0                                 /* 1: saturate to uchar, 0: wrap */
 #endif
 
 #define MAGIC 8388608.0f
@@ -131,8 +134,7 @@ inline int output(const float *w, const float *p0, const float *p1, const float 
 }
 
 __kernel void filter2d_best(__global const uchar *restrict img, __global const float *restrict wts,
-                            __global uchar *restrict out, const int H, const int W, const int shift,
-                            const int sat)
+                            __global uchar *restrict out, const int H, const int W, const int shift)
 {
     const int c0 = (int)get_global_id(0) * 16;
     const int r0 = 1 + (int)get_global_id(1) * ROWS;
@@ -145,6 +147,7 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
     float p0[18], p1[18], p2[18];
     load_row(img, r0 - 1, c0, W, p0);
     load_row(img, r0, c0, W, p1);
+#pragma unroll
     for (int k = 0; k < ROWS; ++k) {
         const int r = r0 + k;
         if (r > H - 2)
@@ -154,7 +157,11 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
 #pragma unroll
         for (int i = 0; i < 16; ++i) {
             const int v = output(w, p0, p1, p2, i, shift);
-            o[i / 4] |= (sat ? (uint)clamp(v, 0, 255) : ((uint)v & 0xFFu)) << (8 * (i % 4));
+#if SAT
+            o[i / 4] |= (uint)clamp(v, 0, 255) << (8 * (i % 4));
+#else
+            o[i / 4] |= ((uint)v & 0xFFu) << (8 * (i % 4));
+#endif
         }
         __global uchar *orow = out + (size_t)r * W;
 #if VEC

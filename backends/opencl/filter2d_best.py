@@ -33,9 +33,9 @@ SUPPORTS = {
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads/stores per work-item; spec of seed 000"
 
 
-def options(rows: int, path: str, vec: bool) -> tuple:
+def options(rows: int, path: str, vec: bool, sat: bool = False) -> tuple:
     """The build options of one specialisation (``-DUSE_PTX`` on the NVIDIA target)."""
-    opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}")
+    opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}", f"-DSAT={int(sat)}")
     return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
 
 
@@ -57,10 +57,10 @@ def _make(rows: int) -> Variant:
         if out.shape != (H, W) or out.dtype != np.uint8:
             raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
         vec = W % 16 == 0
-        k = oc.kernel(SRC, "filter2d_best", options(rows, choose_path(w, arith), vec), SRC_NAME)
-        sat = int(problem.option("cast") == "saturate")
+        sat = problem.option("cast") == "saturate"
+        k = oc.kernel(SRC, "filter2d_best", options(rows, choose_path(w, arith), vec, sat), SRC_NAME)
         return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
-                         np.int32(H), np.int32(W), np.int32(problem.option("shift")), np.int32(sat),
+                         np.int32(H), np.int32(W), np.int32(problem.option("shift")),
                          out=out, what=f"filter2d/opencl/{name}")
 
     return Variant(
