@@ -36,10 +36,10 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": 
             "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
 PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"))
 REDUCE_THREADS = 256
-#: under the simulator, a case costing more work units than this (refconv.cost; about 2 s of CPU)
+#: under the simulator, a case costing more work units than this (refconv.cost; about 1 s of CPU)
 #: is refused by the constraint: a 256-thread tile over a few hundred pixels is a multi-second
 #: example there, and the conformance run's directed geometry cases would otherwise draw several
-SIM_MAX_WORK = 500_000
+SIM_MAX_WORK = 250_000
 
 _ARGS = ("a, x, ktab, part, out, bias, M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, "
          "kt_per, KT, has_bias, direct")
