@@ -63,7 +63,7 @@ class Tile:
 TILES = {t.name: t for t in (
     Tile("128x64", 128, 64, 8, 4, 8, 1.0),
     Tile("64x64", 64, 64, 4, 4, 16, 0.8),
-    Tile("32x32", 32, 32, 4, 4, 16, 0.6),
+    Tile("32x32", 32, 32, 4, 4, 8, 0.6),
     Tile("16x16", 16, 16, 4, 4, 8, 0.3),
 )}
 #: the split-K counts (``split`` launch parameter; ``auto`` chooses among them)

@@ -26,24 +26,36 @@
 #define SB (NT / BN)
 
 /* the k-tile starting at row k into registers ra (A) and rb (B, gathered; 0 outside the image) */
-#define LOAD_TILE(k)                                                                             \
-    do {                                                                                         \
-        for (int i_ = 0; i_ < NA; ++i_)                                                          \
-            ra[i_] = ap[(size_t)((k) + ka + i_ * SA) * Mpad];                                    \
-        for (int i_ = 0; i_ < NB; ++i_) {                                                        \
-            const int kx = (k) + kb + i_ * SB;                                                   \
-            const int iy = iy0 + ktab[Kpad + kx], ix = ix0 + ktab[2 * Kpad + kx];                \
-            rb[i_] = ((uint)iy < (uint)H && (uint)ix < (uint)W) ? x[xb + ktab[kx]] : (T)0;       \
-        }                                                                                        \
-    } while (0)
+inline void load_tile(const int k, __global const T * restrict ap, const int Mpad, const int ka,
+                      __global const T * restrict x, const long xb, __global const int * restrict ktab,
+                      const int Kpad, const int kb, const int iy0, const int ix0, const int H, const int W,
+                      T *ra, T *rb)
+{
+#pragma unroll
+    for (int i = 0; i < NA; ++i)
+        ra[i] = ap[(size_t)(k + ka + i * SA) * Mpad];
+#pragma unroll
+    for (int i = 0; i < NB; ++i) {
+        const int kx = k + kb + i * SB;
+        const int iy = iy0 + ktab[Kpad + kx], ix = ix0 + ktab[2 * Kpad + kx];
+        rb[i] = ((uint)iy < (uint)H && (uint)ix < (uint)W) ? x[xb + ktab[kx]] : (T)0;
+    }
+}
 
-#define STORE_TILE(buf)                                                                          \
-    do {                                                                                         \
-        for (int i_ = 0; i_ < NA; ++i_)                                                          \
-            As[buf][(ka + i_ * SA) * BM + ja] = ra[i_];                                          \
-        for (int i_ = 0; i_ < NB; ++i_)                                                          \
-            Bs[buf][(kb + i_ * SB) * BN + jb] = rb[i_];                                          \
-    } while (0)
+/* the registers into stage buffers as, bs */
+inline void store_tile(__local T *as, __local T *bs, const int ka, const int ja, const int kb, const int jb,
+                       const T *ra, const T *rb)
+{
+#pragma unroll
+    for (int i = 0; i < NA; ++i)
+        as[(ka + i * SA) * BM + ja] = ra[i];
+#pragma unroll
+    for (int i = 0; i < NB; ++i)
+        bs[(kb + i * SB) * BN + jb] = rb[i];
+}
+
+#define LOAD_TILE(k) load_tile((k), ap, Mpad, ka, x, xb, ktab, Kpad, kb, iy0, ix0, H, W, ra, rb)
+#define STORE_TILE(buf) store_tile(As[buf], Bs[buf], ka, ja, kb, jb, ra, rb)
 
 __kernel __attribute__((reqd_work_group_size(THX, THY, 1)))
 void gemm(__global const T * restrict a, __global const T * restrict x, __global const int * restrict ktab,
