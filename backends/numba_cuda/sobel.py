@@ -13,7 +13,10 @@ threads the corners (the listing forgets the bottom-right corner: loaded here); 
 repeating until it is covered; ``smem_rows2`` (method IV, code 5) uses blocks of height 2, a
 shared tile (rows+2) x bx filled two rows per copy, each block producing ``rows`` output rows of
 ``bx-2`` columns (the last two thread columns compute values that are thrown away);
-``unrolled`` (§4.3.4) is ``gmem`` with the loops unrolled by hand.  The paper's fastest
+``unrolled`` (§4.3.4) is ``gmem`` with the loops unrolled by hand.  As in the OpenCL twins
+(``sobel.cl``), each thread reads its 3x3 gray window once (gmem/unrolled from global memory,
+the shared-memory methods from the tile) and the taps' positions are fixed at compile time (the
+weights still come from the constant-memory mask), so ``gmem`` and ``unrolled`` compile alike.  The paper's fastest
 version reads through the texture unit; numba-cuda exposes neither textures nor ``__ldg`` (no
 ``cuda.ldg``, on the GPU or in the simulator), so there is no read-only-cache variant.
 """
