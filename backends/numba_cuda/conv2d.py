@@ -37,9 +37,13 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": 
 def _split_kernels(dtype: str):
     global cuda
     cuda = _env.cuda()
-    from numba import float32, float64
+    from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
+    U0, U1 = np.uint64(0), np.uint64(1)
 
+    # every subscript is a uint64 built from uint64 operands (numba gives a signed index a
+    # negative-index wraparound: a 64-bit compare and select per subscript); the input index is
+    # formed only where the tap is inside the image (iy, ix may be negative outside)
     @cuda.jit
     def scalar_prods(x, f, bias, part, out, xoff, ooff, H, W, C, M, R, S, Ho, Wo,
                      sy, sx, py, px, dy, dx, direct, has_bias):
@@ -48,24 +52,34 @@ def _split_kernels(dtype: str):
         pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         if fyfx >= R * S or m >= M or pix >= Ho * Wo:
             return
-        fy = fyfx // S
-        fx = fyfx - fy * S
-        oy = pix // Wo
-        ox = pix - oy * Wo
-        iy = oy * sy - py + fy * dy
-        ix = ox * sx - px + fx * dx
+        ufyfx, um, upix = uint64(fyfx), uint64(m), uint64(pix)
+        uS, uWo, uW, uHW = uint64(S), uint64(Wo), uint64(W), uint64(H) * uint64(W)
+        uHoWo = uint64(Ho) * uWo
+        ufy = ufyfx // uS
+        ufx = ufyfx - ufy * uS
+        uoy = upix // uWo
+        uox = upix - uoy * uWo
+        iy = int(uoy) * sy - py + int(ufy) * dy
+        ix = int(uox) * sx - px + int(ufx) * dx
         inside = iy >= 0 and iy < H and ix >= 0 and ix < W
+        fi = ((um * uint64(R) + ufy) * uS + ufx) * uint64(C)
+        xi = U0
+        if inside:
+            xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
+        fe = fi + uint64(C)
         acc = DT(0)
-        for d in range(C):
-            wv = f[((m * R + fy) * S + fx) * C + d]
-            xv = x[xoff + (d * H + iy) * W + ix] if inside else DT(0)
+        while fi < fe:                                    # d = 0 .. C-1 (a uint64 loop: numba's
+            wv = f[fi]                                    # range() keeps a signed trip count)
+            xv = x[xi] if inside else DT(0)
             acc += xv * wv
+            fi += U1
+            xi += uHW
         if direct:
             if has_bias:
-                acc += bias[m]
-            out[ooff + m * Ho * Wo + pix] = acc
+                acc += bias[um]
+            out[uint64(ooff) + um * uHoWo + upix] = acc
         else:
-            part[(m * (R * S) + fyfx) * Ho * Wo + pix] = acc
+            part[(um * uint64(R * S) + ufyfx) * uHoWo + upix] = acc
 
     @cuda.jit
     def sum_kernel(part, bias, out, ooff, M, K, Ho, Wo, has_bias):
@@ -73,12 +87,19 @@ def _split_kernels(dtype: str):
         pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         if m >= M or pix >= Ho * Wo:
             return
+        um, upix = uint64(m), uint64(pix)
+        uHoWo = uint64(Ho) * uint64(Wo)
+        pi = um * uint64(K) * uHoWo + upix
+        k = U0
+        uK = uint64(K)
         acc = DT(0)
-        for k in range(K):
-            acc += part[(m * K + k) * Ho * Wo + pix]
+        while k < uK:
+            acc += part[pi]
+            pi += uHoWo
+            k += U1
         if has_bias:
-            acc += bias[m]
-        out[ooff + m * Ho * Wo + pix] = acc
+            acc += bias[um]
+        out[uint64(ooff) + um * uHoWo + upix] = acc
 
     return scalar_prods, sum_kernel
 
@@ -87,38 +108,58 @@ def _split_kernels(dtype: str):
 def _fused_kernel(C: int, dtype: str):
     global cuda
     cuda = _env.cuda()
-    from numba import float32, float64
+    from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     CC = C
+    U0, U1, UC = np.uint64(0), np.uint64(1), np.uint64(C)
 
+    # uint64 subscripts, as in _split_kernels
     @cuda.jit
     def fused(x, f, bias, out, xoff, ooff, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx, has_bias):
         m = cuda.blockIdx.y
         pix = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         active = pix < Ho * Wo
-        oy = pix // Wo
-        ox = pix - oy * Wo
+        um, upix, uWo = uint64(m), uint64(pix), uint64(Wo)
+        uW, uHW = uint64(W), uint64(H) * uint64(W)
+        uoy = upix // uWo
+        uox = upix - uoy * uWo
+        oy = int(uoy)
+        ox = int(uox)
+        utx = uint64(cuda.threadIdx.x)
+        ubd = uint64(cuda.blockDim.x)
         sf = cuda.shared.array(CC, DT)
         acc = DT(0)
-        for fy in range(R):
-            for fx in range(S):
-                d = cuda.threadIdx.x
-                while d < CC:
-                    sf[d] = f[((m * R + fy) * S + fx) * CC + d]
-                    d += cuda.blockDim.x
+        frow = um * uint64(R) * uint64(S) * UC           # depth row (m, 0, 0)
+        fy = 0
+        while fy < R:                                    # while, not range(): no trip-count selects
+            fx = 0
+            while fx < S:
+                d = utx
+                while d < UC:
+                    sf[d] = f[frow + d]
+                    d += ubd
                 cuda.syncthreads()
                 if active:
                     iy = oy * sy - py + fy * dy
                     ix = ox * sx - px + fx * dx
                     inside = iy >= 0 and iy < H and ix >= 0 and ix < W
-                    for d2 in range(CC):
-                        xv = x[xoff + (d2 * H + iy) * W + ix] if inside else DT(0)
+                    xi = U0
+                    if inside:
+                        xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
+                    d2 = U0
+                    while d2 < UC:
+                        xv = x[xi] if inside else DT(0)
                         acc += xv * sf[d2]
+                        d2 += U1
+                        xi += uHW
                 cuda.syncthreads()
+                frow += UC
+                fx += 1
+            fy += 1
         if active:
             if has_bias:
-                acc += bias[m]
-            out[ooff + m * Ho * Wo + pix] = acc
+                acc += bias[um]
+            out[uint64(ooff) + um * uint64(Ho) * uWo + upix] = acc
 
     return fused
 

@@ -32,45 +32,59 @@ SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
 def _kernel(kind: str, dtype: str, threads: int):
     global cuda
     cuda = _env.cuda()
-    from numba import float32, float64
+    from numba import float32, float64, uint64
     T = threads
     DT = float32 if dtype == "float32" else float64
+    # every subscript is a uint64 built from uint64 operands (numba gives a signed index a
+    # negative-index wraparound, a 64-bit compare and select per subscript), loops are uint64
+    # while loops (numba's range() keeps a signed trip count, a compare and select an iteration)
+    U0, U1, U2, U32, UT = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(32), np.uint64(threads)
 
     if kind == "thread_per_row":
         @cuda.jit
         def k(m, v, out, R, C):
             r = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
             if r < R:
+                uC = uint64(C)
+                i = uint64(r) * uC                 # m[r, c]
+                c = U0
                 acc = DT(0)
-                for c in range(C):
-                    acc += m[r * C + c] * v[c]
-                out[r] = acc
+                while c < uC:
+                    acc += m[i] * v[c]
+                    i += U1
+                    c += U1
+                out[uint64(r)] = acc
         return k
 
     if kind == "block_per_row":
         @cuda.jit
         def k(m, v, out, R, C):
             tid = cuda.threadIdx.x
+            utid = uint64(tid)
             temp = cuda.shared.array(T, DT)
-            row = cuda.blockIdx.x
-            while row < R:
+            uR, uC = uint64(R), uint64(C)
+            ugrid = uint64(cuda.gridDim.x)
+            row = uint64(cuda.blockIdx.x)
+            while row < uR:
                 acc = DT(0)
-                c = tid
-                while c < C:
-                    acc += m[row * C + c] * v[c]
-                    c += T
-                temp[tid] = acc
+                c = utid
+                i = row * uC + utid
+                while c < uC:
+                    acc += m[i] * v[c]
+                    c += UT
+                    i += UT
+                temp[utid] = acc
                 cuda.syncthreads()
-                s = T // 2
-                while s > 0:
-                    if tid < s:
-                        temp[tid] += temp[tid + s]
+                s = UT // U2
+                while s > U0:
+                    if utid < s:
+                        temp[utid] += temp[utid + s]
                     cuda.syncthreads()
-                    s //= 2
+                    s //= U2
                 if tid == 0:
-                    out[row] = temp[0]
+                    out[row] = temp[U0]
                 cuda.syncthreads()
-                row += cuda.gridDim.x
+                row += ugrid
         return k
 
     @cuda.jit
@@ -78,17 +92,20 @@ def _kernel(kind: str, dtype: str, threads: int):
         lane = cuda.threadIdx.x % 32
         row = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) // 32
         if row < R:  # whole warps take this branch together (32 | blockDim)
+            uC = uint64(C)
+            c = uint64(lane)
+            i = uint64(row) * uC + c
             acc = DT(0)
-            c = lane
-            while c < C:
-                acc += m[row * C + c] * v[c]
-                c += 32
+            while c < uC:
+                acc += m[i] * v[c]
+                c += U32
+                i += U32
             off = 16
             while off > 0:
                 acc += cuda.shfl_down_sync(0xFFFFFFFF, acc, off)
                 off //= 2
             if lane == 0:
-                out[row] = acc
+                out[uint64(row)] = acc
     return k
 
 

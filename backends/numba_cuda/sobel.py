@@ -13,7 +13,10 @@ threads the corners (the listing forgets the bottom-right corner: loaded here); 
 repeating until it is covered; ``smem_rows2`` (method IV, code 5) uses blocks of height 2, a
 shared tile (rows+2) x bx filled two rows per copy, each block producing ``rows`` output rows of
 ``bx-2`` columns (the last two thread columns compute values that are thrown away);
-``unrolled`` (§4.3.4) is ``gmem`` with the loops unrolled by hand.  The paper's fastest
+``unrolled`` (§4.3.4) is ``gmem`` with the loops unrolled by hand.  As in the OpenCL twins
+(``sobel.cl``), each thread reads its 3x3 gray window once (gmem/unrolled from global memory,
+the shared-memory methods from the tile) and the taps' positions are fixed at compile time (the
+weights still come from the constant-memory mask), so ``gmem`` and ``unrolled`` compile alike.  The paper's fastest
 version reads through the texture unit; numba-cuda exposes neither textures nor ``__ldg`` (no
 ``cuda.ldg``, on the GPU or in the simulator), so there is no read-only-cache variant.
 """
@@ -48,7 +51,7 @@ _GX = np.array([[0, 0, -1], [0, 2, 1], [1, 0, -2], [1, 2, 2], [2, 0, -1], [2, 2,
 def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
     global cuda
     cuda = _env.cuda()
-    from numba import float32, uint8
+    from numba import float32, uint8, uint64
     import math
     fmul, fadd, _, _, _ = _env.float_ops()
     M, NCH, L2, BX, BY, ROWS = method, nch, bool(l2), bx, by, rows
@@ -62,16 +65,28 @@ def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
     NT = bx * by
     GXC = _GX.copy()
     C0, C1, C2 = np.float32(0.299), np.float32(0.587), np.float32(0.114)
+    # every subscript is a uint64 (numba gives a signed index a negative-index wraparound, a
+    # 64-bit compare and select per subscript); uint64 op int64 is float64 in numba, so each
+    # operand of an index expression is unsigned: these constants and uint64() casts
+    U0, U1, U2, UN = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(max(nch, 1))
+    UBX, UBY, UTW, UNT, UTH = (np.uint64(v) for v in (bx, by, TW, NT, TH))
+    UBX2 = np.uint64(max(bx - 2, 0))
+
+    @cuda.jit(device=True)
+    def gray_at(img, b):
+        """gray of pixel b = r*W + c (uint64, inside the image)"""
+        if NCH == 0:
+            return float32(img[b])
+        q = b * UN
+        return fadd(fadd(fmul(C0, float32(img[q])), fmul(C1, float32(img[q + U1]))),
+                    fmul(C2, float32(img[q + U2])))
 
     @cuda.jit(device=True)
     def gray(img, r, c, H, W):
+        """gray of (r, c), 0 outside the image: the signed test first, then the unsigned index"""
         if r < 0 or r >= H or c < 0 or c >= W:
             return float32(0)
-        if NCH == 0:
-            return float32(img[r * W + c])
-        b = (r * W + c) * NCH
-        return fadd(fadd(fmul(C0, float32(img[b])), fmul(C1, float32(img[b + 1]))),
-                    fmul(C2, float32(img[b + 2])))
+        return gray_at(img, uint64(r) * uint64(W) + uint64(c))
 
     @cuda.jit(device=True)
     def finish(gx, gy):
@@ -85,10 +100,41 @@ def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
             return uint8(255)
         return uint8(int(m))
 
+    @cuda.jit(device=True)
+    def mag(kc, p00, p01, p02, p10, p12, p20, p21, p22):
+        """the window's magnitude, masks from constant memory, taps in the spec's order
+        (Gx row-major, Gy column-major, zero taps skipped)"""
+        gx = float32(0) + kc[0, 2] * p00
+        gx = gx + kc[1, 2] * p02
+        gx = gx + kc[2, 2] * p10
+        gx = gx + kc[3, 2] * p12
+        gx = gx + kc[4, 2] * p20
+        gx = gx + kc[5, 2] * p22
+        gy = float32(0) + kc[0, 2] * p00
+        gy = gy + kc[1, 2] * p20
+        gy = gy + kc[2, 2] * p01
+        gy = gy + kc[3, 2] * p21
+        gy = gy + kc[4, 2] * p02
+        gy = gy + kc[5, 2] * p22
+        return finish(gx, gy)
+
+    @cuda.jit(device=True)
+    def mag_tile(kc, tile, i0, j0):
+        """the magnitude of the 3x3 window at tile row i0, column j0 (uint64), read once"""
+        i1 = i0 + U1
+        i2 = i0 + U2
+        j1 = j0 + U1
+        j2 = j0 + U2
+        return mag(kc, tile[i0, j0], tile[i0, j1], tile[i0, j2], tile[i1, j0], tile[i1, j2],
+                   tile[i2, j0], tile[i2, j1], tile[i2, j2])
+
     @cuda.jit
     def kern(img, out, H, W):
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
+        utx = uint64(tx)
+        uty = uint64(ty)
+        Wu = uint64(W)
         tile = cuda.shared.array((TH, TW), float32)
         kc = cuda.const.array_like(GXC)
         if M == 4:
@@ -97,110 +143,90 @@ def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
             oy = cuda.blockIdx.y * ROWS                   # first output row of the block
             for k in range((ROWS + 2) // 2):
                 tr = ty + 2 * k
-                tile[tr, tx] = gray(img, oy - 1 + tr, c - 1, H, W)
+                tile[uty + uint64(2 * k), utx] = gray(img, oy - 1 + tr, c - 1, H, W)
             cuda.syncthreads()
             for k in range(ROWS // 2):
                 rr = ty + 2 * k
                 r = oy + rr
-                # tile row rr+i, column tx+j holds gray(r-1+i, c-1+j)
-                gx = float32(0)
-                gy = float32(0)
-                for t in range(6):
-                    i = int(kc[t, 0])
-                    j = int(kc[t, 1])
-                    if tx + j < BX:
-                        gx = gx + kc[t, 2] * tile[rr + i, tx + j]
-                for t in range(6):
-                    i = int(kc[t, 0])
-                    j = int(kc[t, 1])
-                    if tx + i < BX:
-                        gy = gy + kc[t, 2] * tile[rr + j, tx + i]
+                urr = uty + uint64(2 * k)
+                # tile row rr+i, column tx+j holds gray(r-1+i, c-1+j); the last two thread
+                # columns compute a value that is thrown away, from the tile columns they have
+                p00 = tile[urr, utx]
+                p10 = tile[urr + U1, utx]
+                p20 = tile[urr + U2, utx]
+                p01 = float32(0)
+                p21 = float32(0)
+                p02 = float32(0)
+                p12 = float32(0)
+                p22 = float32(0)
+                if tx + 1 < BX:
+                    p01 = tile[urr, utx + U1]
+                    p21 = tile[urr + U2, utx + U1]
+                if tx + 2 < BX:
+                    p02 = tile[urr, utx + U2]
+                    p12 = tile[urr + U1, utx + U2]
+                    p22 = tile[urr + U2, utx + U2]
+                v = mag(kc, p00, p01, p02, p10, p12, p20, p21, p22)
                 if tx < BX - 2 and r >= 1 and r < H - 1 and c >= 1 and c < W - 1:
-                    out[r * W + c] = finish(gx, gy)
+                    out[uint64(r) * Wu + uint64(c)] = v
             return
         c = cuda.blockIdx.x * BX + tx
         r = cuda.blockIdx.y * BY + ty
         if M == 1:
-            tile[ty + 1, tx + 1] = gray(img, r, c, H, W)
+            tile[uty + U1, utx + U1] = gray(img, r, c, H, W)
             if tx == 0:
-                tile[ty + 1, 0] = gray(img, r, c - 1, H, W)
+                tile[uty + U1, U0] = gray(img, r, c - 1, H, W)
             if tx == BX - 1:
-                tile[ty + 1, BX + 1] = gray(img, r, c + 1, H, W)
+                tile[uty + U1, UBX + U1] = gray(img, r, c + 1, H, W)
             if ty == 0:
-                tile[0, tx + 1] = gray(img, r - 1, c, H, W)
+                tile[U0, utx + U1] = gray(img, r - 1, c, H, W)
             if ty == BY - 1:
-                tile[BY + 1, tx + 1] = gray(img, r + 1, c, H, W)
+                tile[UBY + U1, utx + U1] = gray(img, r + 1, c, H, W)
             if tx == 0 and ty == 0:
-                tile[0, 0] = gray(img, r - 1, c - 1, H, W)
+                tile[U0, U0] = gray(img, r - 1, c - 1, H, W)
             if tx == BX - 1 and ty == 0:
-                tile[0, BX + 1] = gray(img, r - 1, c + 1, H, W)
+                tile[U0, UBX + U1] = gray(img, r - 1, c + 1, H, W)
             if tx == 0 and ty == BY - 1:
-                tile[BY + 1, 0] = gray(img, r + 1, c - 1, H, W)
+                tile[UBY + U1, U0] = gray(img, r + 1, c - 1, H, W)
             if tx == BX - 1 and ty == BY - 1:
-                tile[BY + 1, BX + 1] = gray(img, r + 1, c + 1, H, W)
+                tile[UBY + U1, UBX + U1] = gray(img, r + 1, c + 1, H, W)
             cuda.syncthreads()
         elif M == 2:
             # the four block-sized copies overlap (by 2 rows/columns); a barrier after each one
             # keeps two threads from writing the same element in one phase (a write-write race
             # the refconv sanitizer reported with 2x4 blocks)
-            tile[ty, tx] = gray(img, r - 1, c - 1, H, W)
+            tile[uty, utx] = gray(img, r - 1, c - 1, H, W)
             cuda.syncthreads()
-            tile[ty, tx + 2] = gray(img, r - 1, c + 1, H, W)
+            tile[uty, utx + U2] = gray(img, r - 1, c + 1, H, W)
             cuda.syncthreads()
-            tile[ty + 2, tx] = gray(img, r + 1, c - 1, H, W)
+            tile[uty + U2, utx] = gray(img, r + 1, c - 1, H, W)
             cuda.syncthreads()
-            tile[ty + 2, tx + 2] = gray(img, r + 1, c + 1, H, W)
+            tile[uty + U2, utx + U2] = gray(img, r + 1, c + 1, H, W)
             cuda.syncthreads()
         elif M == 3:
-            i = ty * BX + tx
+            i = uty * UBX + utx
             r0 = cuda.blockIdx.y * BY - 1
             q0 = cuda.blockIdx.x * BX - 1
-            while i < TH * TW:
-                tile[i // TW, i % TW] = gray(img, r0 + i // TW, q0 + i % TW, H, W)
-                i += NT
+            while i < UTH * UTW:
+                ti = i // UTW
+                tj = i % UTW
+                tile[ti, tj] = gray(img, r0 + int(ti), q0 + int(tj), H, W)
+                i += UNT
             cuda.syncthreads()
         if r < 1 or r >= H - 1 or c < 1 or c >= W - 1:
             return
-        if M == 5:
-            p00 = gray(img, r - 1, c - 1, H, W)
-            p01 = gray(img, r - 1, c, H, W)
-            p02 = gray(img, r - 1, c + 1, H, W)
-            p10 = gray(img, r, c - 1, H, W)
-            p12 = gray(img, r, c + 1, H, W)
-            p20 = gray(img, r + 1, c - 1, H, W)
-            p21 = gray(img, r + 1, c, H, W)
-            p22 = gray(img, r + 1, c + 1, H, W)
-            gx = float32(0) + kc[0, 2] * p00
-            gx = gx + kc[1, 2] * p02
-            gx = gx + kc[2, 2] * p10
-            gx = gx + kc[3, 2] * p12
-            gx = gx + kc[4, 2] * p20
-            gx = gx + kc[5, 2] * p22
-            gy = float32(0) + kc[0, 2] * p00
-            gy = gy + kc[1, 2] * p20
-            gy = gy + kc[2, 2] * p01
-            gy = gy + kc[3, 2] * p21
-            gy = gy + kc[4, 2] * p02
-            gy = gy + kc[5, 2] * p22
-            out[r * W + c] = finish(gx, gy)
-            return
-        gx = float32(0)
-        gy = float32(0)
-        for t in range(6):
-            i = int(kc[t, 0])
-            j = int(kc[t, 1])
-            if SMEM:
-                gx = gx + kc[t, 2] * tile[ty + i, tx + j]
-            else:
-                gx = gx + kc[t, 2] * gray(img, r + i - 1, c + j - 1, H, W)
-        for t in range(6):
-            i = int(kc[t, 0])
-            j = int(kc[t, 1])
-            if SMEM:
-                gy = gy + kc[t, 2] * tile[ty + j, tx + i]
-            else:
-                gy = gy + kc[t, 2] * gray(img, r + j - 1, c + i - 1, H, W)
-        out[r * W + c] = finish(gx, gy)
+        if SMEM:
+            v = mag_tile(kc, tile, uty, utx)
+        else:
+            # gmem and unrolled: the 3x3 window read once, straight from global memory (the
+            # interior test above keeps every tap inside the image)
+            b0 = (uint64(r) - U1) * Wu + (uint64(c) - U1)
+            b1 = b0 + Wu
+            b2 = b1 + Wu
+            v = mag(kc, gray_at(img, b0), gray_at(img, b0 + U1), gray_at(img, b0 + U2),
+                    gray_at(img, b1), gray_at(img, b1 + U2),
+                    gray_at(img, b2), gray_at(img, b2 + U1), gray_at(img, b2 + U2))
+        out[uint64(r) * Wu + uint64(c)] = v
 
     return kern
 
