@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue #24's closing GPU runs on a lent NVIDIA machine (set-up: scripts/device_env.sh; carry .whl/).
+# usage: bash scripts/gpu_final_run.sh STEP...   (each with its own time limit, env NAME_LIMIT)
+#   check   refconv check --profile gpu of the variants changed or added for issue 24
+#   images  refconv bench: filter2d and sobel presets (best variants, the seed variants named in the
+#           issue, every peer), then matvec-16384 (every variant) and kron-200 (single_launch, 3 runs)
+#   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers)
+# Plots go to $OUT/plots_<step>.tgz (the device returns a limited number of files).
+set -uo pipefail
+. "$(dirname "$0")/device_env.sh"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1; cat "$OUT/gpu.txt"
+bench() {  # TAG LIMIT ARGS...
+  local tag=$1 lim=$2; shift 2
+  timeout $lim $R bench --backend '*[al]' --cuda gpu --opencl nvidia --timeout 90 --json "$OUT/bench_$tag.json" --markdown "$OUT/bench_$tag.md" --plots "$OUT/plots/$tag" "$@" \
+    > "$OUT/bench_$tag.txt" 2>&1
+  echo "bench $tag exit $?"; grep -E "^\| [a-z0-9]+/" "$OUT/bench_$tag.md" | cut -d'|' -f2,3,7,8 | head -n 60
+}
+for s in "$@"; do
+  case $s in
+    check) timeout ${CHECK_LIMIT:-170} $R check --cuda gpu --opencl nvidia --profile gpu --examples 2 \
+             --variant 'filter2d/*/best_*' --variant 'conv2d/*/best' --variant 'sobel/numba_cuda/*' \
+             --variant 'conv2d/numba_cuda/cuconv_*' --variant 'matvec/numba_cuda/*' > "$OUT/check.txt" 2>&1
+           echo "check exit $?"; grep -E "^ (pass|fail|error|hang|skip)|variants:" "$OUT/check.txt" ;;
+    images) bench images ${IMAGES_LIMIT:-200} --preset filter2d-u8-3x3-3072,sobel-4096x3072 --repeat 20 \
+              --variant 'best_*' --variant '*/CM_CF8' --variant '*/GM_CF8_Vec' --variant '*/gmem' \
+              --variant '*/smem_rows2' --variant '*/unrolled'
+            bench matvec ${MATVEC_LIMIT:-90} --preset matvec-16384 --repeat 10
+            bench kron ${KRON_LIMIT:-100} --preset kron-200 --repeat 3 --variant single_launch ;;
+    cuconv) bench cuconv ${CUCONV_LIMIT:-420} --preset 'cuconv-*' --repeat 20 --variant best \
+              --variant 'cuconv_*' ;;
+    *) echo "unknown step $s (accepted: check images cuconv)"; exit 2 ;;
+  esac
+done
+[ -d "$OUT/plots" ] && tar -C "$OUT" -czf "$OUT/plots_$(echo "$@" | tr ' ' _).tgz" plots && rm -r "$OUT/plots"
