@@ -3,8 +3,12 @@
 # usage: bash scripts/gpu_final_run.sh STEP...   (each with its own time limit, env NAME_LIMIT)
 #   check   refconv check --profile gpu of the variants changed or added for issue 24
 #   images  refconv bench: filter2d and sobel presets (best variants, the seed variants named in the
-#           issue, every peer), then matvec-16384 (every variant) and kron-200 (single_launch, 3 runs)
+#           issue, every peer)
+#   matvec  refconv bench: matvec-16384, every variant
+#   kron    refconv bench: kron-200, single_launch, 3 runs (each call moves 12.8 GB)
 #   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers)
+# Give the device call a limit above the sum of the steps' limits (plus ~30 s of set-up): a step
+# past its limit keeps what it finished, a call past its limit returns nothing of the plots.
 # Plots go to $OUT/plots_<step>.tgz (the device returns a limited number of files).
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
@@ -23,12 +27,12 @@ for s in "$@"; do
            echo "check exit $?"; grep -E "^ (pass|fail|error|hang|skip)|variants:" "$OUT/check.txt" ;;
     images) bench images ${IMAGES_LIMIT:-200} --preset filter2d-u8-3x3-3072,sobel-4096x3072 --repeat 20 \
               --variant 'best_*' --variant '*/CM_CF8' --variant '*/GM_CF8_Vec' --variant '*/gmem' \
-              --variant '*/smem_rows2' --variant '*/unrolled'
-            bench matvec ${MATVEC_LIMIT:-90} --preset matvec-16384 --repeat 10
-            bench kron ${KRON_LIMIT:-100} --preset kron-200 --repeat 3 --variant single_launch ;;
+              --variant '*/smem_rows2' --variant '*/unrolled' ;;
+    matvec) bench matvec ${MATVEC_LIMIT:-90} --preset matvec-16384 --repeat 10 ;;
+    kron) bench kron ${KRON_LIMIT:-100} --preset kron-200 --repeat 3 --variant single_launch ;;
     cuconv) bench cuconv ${CUCONV_LIMIT:-420} --preset 'cuconv-*' --repeat 20 --variant best \
               --variant 'cuconv_*' ;;
-    *) echo "unknown step $s (accepted: check images cuconv)"; exit 2 ;;
+    *) echo "unknown step $s (accepted: check images matvec kron cuconv)"; exit 2 ;;
   esac
 done
 [ -d "$OUT/plots" ] && tar -C "$OUT" -czf "$OUT/plots_$(echo "$@" | tr ' ' _).tgz" plots && rm -r "$OUT/plots"
