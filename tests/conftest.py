@@ -40,6 +40,26 @@ def _numba_cuda_as_auto_mode_picks() -> None:
 _numba_cuda_as_auto_mode_picks()
 
 
+@pytest.fixture(scope="module")
+def sim():
+    """numba_cuda on the CUDA simulator for the module's in-process kernel runs (skip if unavailable)."""
+    from refconv import cuda as rc
+    rc.configure("sim")
+    if rc.reason():
+        pytest.skip(str(rc.reason()))
+
+
+@pytest.fixture(scope="module")
+def pocl():
+    """OpenCL on PoCL for the module's in-process kernel runs (skip if pyopencl or PoCL is missing)."""
+    pytest.importorskip("pyopencl")
+    from refconv import opencl as oc
+    with oc.using("pocl"):
+        if oc.available():
+            pytest.skip(oc.available())
+        yield
+
+
 @pytest.fixture(scope="session")
 def buggy_env(tmp_path_factory):
     """Environment for a subprocess that sees the ``buggy`` plugin (installed into a private

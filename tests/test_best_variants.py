@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from refconv import Problem
-from refconv import cuda as rc
 from refconv.backends.filter2d_arith import choose_path
 from refconv.checking import check_example
 from refconv.specs.filter2d import f32_to_int32_rz
@@ -117,23 +116,6 @@ def test_trunc_on_odd_taps_equals_the_rz_add_truncation():
 
 
 # ----------------------------------------------------------------------------- the kernels
-
-@pytest.fixture(scope="module")
-def sim():
-    rc.configure("sim")
-    if rc.reason():
-        pytest.skip(str(rc.reason()))
-
-
-@pytest.fixture(scope="module")
-def pocl():
-    pytest.importorskip("pyopencl")
-    from refconv import opencl as oc
-    with oc.using("pocl"):
-        if oc.available():
-            pytest.skip(oc.available())
-        yield
-
 
 def _variant(vid):
     from refconv import registry

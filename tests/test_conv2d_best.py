@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from refconv import Problem
-from refconv import cuda as rc
 from refconv.backends import conv2d_gemm as G
 from refconv.checking import check_example
 
@@ -90,23 +89,6 @@ def test_the_gather_table_and_the_padded_filters():
 
 
 # ----------------------------------------------------------------------------- the kernels
-
-@pytest.fixture(scope="module")
-def sim():
-    rc.configure("sim")
-    if rc.reason():
-        pytest.skip(str(rc.reason()))
-
-
-@pytest.fixture(scope="module")
-def pocl():
-    pytest.importorskip("pyopencl")
-    from refconv import opencl as oc
-    with oc.using("pocl"):
-        if oc.available():
-            pytest.skip(oc.available())
-        yield
-
 
 def _judge(vid, spec, params):
     from refconv import registry
