@@ -32,6 +32,7 @@ CASES = {
     ],
     "sobel-4096x3072": [
         *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (1, 2, 4, 8)],
+        ("sobel/opencl/best_R8", {}, "gray_mul"), ("sobel/opencl/best_R4", {}, "gray_mul"),
         ("sobel/numba_cuda/best_R8", {"bx": 64}), ("sobel/opencl/best_R8", {"wg_x": 64}),
         ("sobel/numba_cuda/best_R8", {"bx": 256}), ("sobel/opencl/best_R8", {"wg_x": 256}),
         ("sobel/numba_cuda/gmem", {}), ("sobel/opencl/gmem", {}), ("sobel/opencl/smem_rows2", {}),
@@ -40,19 +41,24 @@ CASES = {
 
 
 def _build(kind):
-    """A context in which OpenCL's filter2d best kernels build as ``kind`` says (None: as shipped)."""
+    """A context in which OpenCL's best kernels build as ``kind`` says (None: as shipped):
+    ``trunc_all`` (filter2d: trunc() on every tap, no inline PTX), ``gray_mul`` (sobel: the gray
+    products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``)."""
     import contextlib
-    from refconv.backends.opencl import filter2d_best as fb
+    from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
+    mod = sb if kind == "gray_mul" else fb
 
     @contextlib.contextmanager
     def ctx():
-        orig = fb.options
+        orig = mod.options
         if kind == "trunc_all":
             fb.options = lambda *a: tuple(o for o in orig(*a) if o != "-DUSE_PTX") + ("-DTRUNC_ALL",)
+        elif kind == "gray_mul":
+            sb.options = lambda *a: orig(*a) + ("-DGRAY_FMA=0",)
         try:
             yield
         finally:
-            fb.options = orig
+            mod.options = orig
     return ctx()
 
 

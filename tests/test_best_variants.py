@@ -168,3 +168,18 @@ def test_numba_sobel_best_matches_the_spec_on_every_layout(sim, rows):
 def test_opencl_sobel_best_matches_the_spec_on_every_layout(pocl, rows):
     for spec in _sobel_cases():
         _judge(f"sobel/opencl/best_R{rows}", spec, {"wg_x": 8})
+
+
+@pytest.mark.parametrize("build", ["-DGRAY_FMA=0", "-DTRUNC_ALL"])
+def test_opencl_alternative_builds_timed_by_the_roofline_sweep_match_the_spec(pocl, monkeypatch, build):
+    """scripts/gpu_roofline_sweep.py times two other builds of the OpenCL best kernels against the
+    shipped ones (sobel's gray products as subtract-and-multiply, filter2d's trunc() on every tap):
+    both must give the spec's bits too, or the comparison is of a wrong kernel."""
+    from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
+    mod = sb if "GRAY" in build else fb
+    orig = mod.options
+    monkeypatch.setattr(mod, "options", lambda *a: orig(*a) + (build,))
+    from refconv.runner import check_variant
+    vid = "sobel/opencl/best_R2" if mod is sb else "filter2d/opencl/best_R2"
+    r = check_variant(_variant(vid), "ci", seed=0, failures_dir=None, shrink=False)   # directed cases + 25
+    assert r.status == "pass", f"{vid} built with {build}: {r.reason}"

@@ -32,9 +32,16 @@ inline float cv(const uint x)
 
 /* rn(c * x) for a byte x, as fma(c, X, -c * 2^23) with X = as_float(0x4B000000 | x) = 2^23 + x: the
  * exact value is c * x (c * 2^23 is exact), rounded once; one fma instead of a subtract and a multiply */
+#ifndef GRAY_FMA
+#define GRAY_FMA 1
+#endif
 inline float prod(const float c, const uint x)
 {
+#if GRAY_FMA
     return fma(c, as_float(0x4B000000u | x), -c * 8388608.0f);
+#else                                      /* -DGRAY_FMA=0: the subtract and the multiply */
+    return c * cv(x);
+#endif
 }
 
 inline float gray_word(const uint u)     /* RGBA pixel, R in the low byte */
