@@ -7,6 +7,8 @@
 #   matvec  refconv bench: matvec-16384, every variant
 #   kron    refconv bench: kron-200, single_launch, 3 runs (each call moves 12.8 GB)
 #   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers)
+#   ptx     the PTX of both twins of the best kernels on their presets (NVIDIA's OpenCL binaries are
+#           PTX; Nsight Compute does not profile OpenCL), as $OUT/ptx.tgz
 # Give the device call a limit above the sum of the steps' limits (plus ~30 s of set-up): a step
 # past its limit keeps what it finished, a call past its limit returns nothing of the plots.
 # Plots go to $OUT/plots_<step>.tgz (the device returns a limited number of files).
@@ -19,7 +21,8 @@ bench() {  # TAG LIMIT ARGS...
     > "$OUT/bench_$tag.txt" 2>&1
   echo "bench $tag exit $?"; grep -E "^\| [a-z0-9]+/" "$OUT/bench_$tag.md" | cut -d'|' -f2,3,7,8 | head -n 60
 }
-for s in "$@"; do
+steps="$*"
+for s in $steps; do
   case $s in
     check) timeout ${CHECK_LIMIT:-170} $R check --cuda gpu --opencl nvidia --profile gpu --examples 2 \
              --variant 'filter2d/*/best_*' --variant 'conv2d/*/best' --variant 'sobel/numba_cuda/*' \
@@ -30,9 +33,15 @@ for s in "$@"; do
               --variant '*/smem_rows2' --variant '*/unrolled' ;;
     matvec) bench matvec ${MATVEC_LIMIT:-90} --preset matvec-16384 --repeat 10 ;;
     kron) bench kron ${KRON_LIMIT:-100} --preset kron-200 --repeat 3 --variant single_launch ;;
+    ptx) for spec in "filter2d-u8-3x3-3072 numba_cuda/best_R2 opencl/best_R2" \
+                     "sobel-4096x3072 numba_cuda/best_R8 opencl/best_R8" "cuconv-T3-1x1-C numba_cuda/best opencl/best"; do
+           set -- $spec; p=$1; shift
+           OUT=$OUT/ptx/$p PRESET=$p timeout 120 env -C /tmp python "$PWD/scripts/twin_profile.py" "$@" 2>&1 | grep -v Warn | tail -n 3
+         done
+         tar -C "$OUT" -czf "$OUT/ptx.tgz" ptx && rm -r "$OUT/ptx" ;;
     cuconv) bench cuconv ${CUCONV_LIMIT:-420} --preset 'cuconv-*' --repeat 20 --variant best \
               --variant 'cuconv_*' ;;
-    *) echo "unknown step $s (accepted: check images matvec kron cuconv)"; exit 2 ;;
+    *) echo "unknown step $s (accepted: check images matvec kron cuconv ptx)"; exit 2 ;;
   esac
 done
-[ -d "$OUT/plots" ] && tar -C "$OUT" -czf "$OUT/plots_$(echo "$@" | tr ' ' _).tgz" plots && rm -r "$OUT/plots"
+[ -d "$OUT/plots" ] && tar -C "$OUT" -czf "$OUT/plots_$(echo "$steps" | tr ' ' _).tgz" plots && rm -r "$OUT/plots"
