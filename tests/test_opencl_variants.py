@@ -40,14 +40,6 @@ PROBLEMS = {
 }
 
 
-@pytest.fixture(scope="module")
-def pocl():
-    with oc.using("pocl"):
-        if oc.available():
-            pytest.skip(oc.available())
-        yield
-
-
 CASES = [(v, d) for v in backend.variants() for d in PROBLEMS[v.op]] if not oc.available() else []
 
 

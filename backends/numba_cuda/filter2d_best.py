@@ -44,6 +44,9 @@ ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thre
 #: kernel of its own, and every one costs the compile check (~23 s of CPU) and CI its conformance
 ROWS = (2, 4)
 COLS = 16
+#: threads a block by default: a preset row of 3072 is 192 chunks of 16 columns, which 64 divides
+#: (128 left a quarter of every second block idle)
+BX = 64
 
 SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
             "flip": (False,), "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"),
@@ -236,7 +239,7 @@ def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
 
 
 def _make_run(rows: int):
-    def run(problem, out, bx=64, arith="auto"):
+    def run(problem, out, bx=BX, arith="auto"):
         cuda = rc.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
@@ -256,13 +259,14 @@ def _make_run(rows: int):
     return run
 
 
-def _constraint(rows: int):
-    """The device limits: ``bx`` threads a block, a grid of (W/16/bx, (H-2)/R) blocks, the image,
-    the output (padded to a word) and the 9 weights in device memory."""
+def row_block_constraint(grid, rows: int, default_bx: int):
+    """The device limits of a best_R kernel (filter2d's or sobel's): ``bx`` threads a block (the
+    run's default when not given), a grid of ``grid(H, W, rows, bx)`` blocks, the inputs and the
+    uint8 output (padded to a word) in device memory."""
     def check(problem, params):
         H, W = problem.dims["h"], problem.dims["w"]
-        bx = params.get("bx", 128)
-        return rc.fits(problem, threads=bx, grid=_grid(H, W, rows, bx),
+        bx = params.get("bx", default_bx)
+        return rc.fits(problem, threads=bx, grid=grid(H, W, rows, bx),
                        device_bytes=problem.input_nbytes() + H * W + 4)
     return check
 
@@ -273,8 +277,8 @@ def variants():
         out.append(Variant(
             op="filter2d", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows),
             supports=dict(SUPPORTS),
-            params=(Param("bx", (32, 64, 128, 256), 64), Param("arith", ("auto", "cvt"), "auto")),
-            available=rc.reason, writes="interior", constraint=_constraint(rows), origin=ORIGIN,
+            params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ("auto", "cvt"), "auto")),
+            available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX), origin=ORIGIN,
             doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
                  "input rows (32-bit word loads/stores where W % 16 == 0, bytes otherwise); "
                  "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) "

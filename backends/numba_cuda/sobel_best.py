@@ -26,7 +26,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
 
-from .filter2d_best import device_ops, jit_source
+from .filter2d_best import device_ops, jit_source, row_block_constraint
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
 ROWS = (1, 2, 4, 8)
@@ -162,22 +162,11 @@ def _make_run(rows: int):
     return run
 
 
-def _constraint(rows: int):
-    """The device limits: ``bx`` threads a block, a grid of (W/4/bx, (H-2)/R) blocks, the image
-    and the uint8 output (padded to a word) in device memory."""
-    def check(problem, params):
-        H, W = problem.dims["h"], problem.dims["w"]
-        bx = params.get("bx", 128)
-        return rc.fits(problem, threads=bx, grid=_grid(H, W, rows, bx),
-                       device_bytes=problem.input_nbytes() + H * W + 4)
-    return check
-
-
 def variants():
     return [Variant(
         op="sobel", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows), supports=dict(SUPPORTS),
         params=(Param("bx", (32, 64, 128, 256), 128),), available=rc.reason, writes="interior",
-        constraint=_constraint(rows), origin=ORIGIN,
+        constraint=row_block_constraint(_grid, rows, 128), origin=ORIGIN,
         doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a thread computes 4 columns x {rows} "
              "rows from register-held gray rows (two 64-bit loads a row and one 32-bit store for RGBA with "
              "W % 4 == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
