@@ -6,7 +6,8 @@
 #           issue, every peer)
 #   matvec  refconv bench: matvec-16384, every variant
 #   kron    refconv bench: kron-200, single_launch, 3 runs (each call moves 12.8 GB)
-#   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers)
+#   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers);
+#           CUCONV_PRESETS=cuconv-E4 (a --preset value) for fewer
 #   ptx     the PTX of both twins of the best kernels on their presets (NVIDIA's OpenCL binaries are
 #           PTX; Nsight Compute does not profile OpenCL), as $OUT/ptx.tgz
 # Give the device call a limit above the sum of the steps' limits (plus ~30 s of set-up): a step
@@ -36,10 +37,13 @@ for s in $steps; do
     ptx) for spec in "filter2d-u8-3x3-3072 numba_cuda/best_R2 opencl/best_R2" \
                      "sobel-4096x3072 numba_cuda/best_R8 opencl/best_R8" "cuconv-T3-1x1-C numba_cuda/best opencl/best"; do
            set -- $spec; p=$1; shift
-           OUT=$OUT/ptx/$p PRESET=$p timeout 120 env -C /tmp python "$PWD/scripts/twin_profile.py" "$@" 2>&1 | grep -v Warn | tail -n 3
+           OUT=$OUT/ptx/$p PRESET=$p SASS=1 timeout 120 env -C /tmp python "$PWD/scripts/twin_profile.py" "$@" 2>&1 | grep -v Warn | tail -n 3
+         done
+         for f in $(find "$OUT/ptx" -name 'opencl_*.ptx'); do    # OpenCL's PTX to SASS, as numba's
+           ptxas -arch=sm_90 "$f" -o /tmp/cl.cubin 2>/dev/null && cuobjdump -sass /tmp/cl.cubin > "${f%.ptx}.sass"
          done
          tar -C "$OUT" -czf "$OUT/ptx.tgz" ptx && rm -r "$OUT/ptx" ;;
-    cuconv) bench cuconv ${CUCONV_LIMIT:-420} --preset 'cuconv-*' --repeat 20 --variant best \
+    cuconv) bench cuconv ${CUCONV_LIMIT:-420} --preset "${CUCONV_PRESETS:-cuconv-*}" --repeat 20 --variant best \
               --variant 'cuconv_*' ;;
     *) echo "unknown step $s (accepted: check images matvec kron cuconv ptx)"; exit 2 ;;
   esac

@@ -6,6 +6,7 @@ targets) beside it (same name, .md).  Used by scripts/gpu_roofline_run.sh on a l
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -63,7 +64,11 @@ def _build(kind):
 
 
 rows = []
+#: SWEEP_PRESETS=name[,name]: only those presets (default: both)
+only = [n for n in os.environ.get("SWEEP_PRESETS", "").split(",") if n]
 for pname, cases in CASES.items():
+    if only and pname not in only:
+        continue
     problem = presets.PRESETS[pname].problem()
     acc = acceptance_for(problem)
     for vid, params, *build in cases:

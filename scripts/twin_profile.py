@@ -33,6 +33,9 @@ try:
         if isinstance(obj, CUDADispatcher):
             for i, (sig, ptx) in enumerate(obj.inspect_asm().items()):
                 (out_dir / f"numba_{obj.__name__}_{id(obj) % 10000}_{i}.ptx").write_text(str(sig) + "\n" + ptx)
+            if os.environ.get("SASS"):       # SASS=1: the machine code too (needs nvdisasm on PATH)
+                for i, (sig, sass) in enumerate(obj.inspect_sass().items()):
+                    (out_dir / f"numba_{obj.__name__}_{id(obj) % 10000}_{i}.sass").write_text(str(sig) + "\n" + sass)
 except Exception as e:  # noqa: BLE001
     print("no numba PTX:", e)
 try:
