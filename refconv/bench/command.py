@@ -24,8 +24,8 @@ The method (see docs/performance.md):
 * Roofline (:mod:`refconv.bench.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
   of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
-* The JSON and Markdown are rewritten after every problem (a run stopped by a time limit keeps
-  what it finished); ``refconv bench-report`` merges the reports of runs that split the problems.
+* The JSON and Markdown are rewritten after every row (a run stopped by a time limit keeps
+  what it finished; a problem cut short has no speed-ups); ``refconv bench-report`` merges the reports of runs that split the problems.
 * Rows whose device is simulated (``Target.simulated``) are checked, timed once and
   labelled: their times mean nothing.  A preset or ``--scale paper`` (GPU sizes) skips them,
   saying what it needs.
@@ -46,11 +46,12 @@ from .rows import backend_hooks
 from .worker import RowTask, Rows, WorkerRows
 
 
-def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None, big=False):
+def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None, big=False, done=None):
     """Rows of one problem: the spec (unless the problem is GPU-sized and the spec is not the
     baseline), each variant, each peer, each computed by ``rows_of`` (a
     :class:`refconv.bench.worker.WorkerRows` or :class:`~refconv.bench.worker.Rows`); the
-    problem's :class:`roofline.Work`; and the peers listed for it (``(Peer, why)``)."""
+    problem's :class:`roofline.Work`; and the peers listed for it (``(Peer, why)``).  ``done``
+    (optional) is called with the rows and the work after every row."""
     work = roofline.work(problem)
     host_have = problems.available_host_bytes()
     desc = problem.descriptor()
@@ -62,10 +63,14 @@ def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None,
                     f"{host_have / 1e9:.0f} GB available")
         return None
 
+    rows = []
+
     def row(task, label):
         with console.status(f"{name}: {label}"):
-            return rows_of(task)
-    rows = []
+            r = rows_of(task)
+        if done is not None and isinstance(r, Row):
+            done(rows + [r], work)
+        return r
     if not too_big() and (opts.baseline == "spec" or not big):
         rows.append(row(RowTask("spec", name, desc), "timing the spec"))
     for v in variants:
@@ -188,16 +193,25 @@ def cmd_bench(opts: BenchOptions, session: Session) -> int:
     rows_of = (Rows(opts.rows(), backends, opts.peers) if opts.timeout == 0 else
                WorkerRows(bopts, opts.rows(), opts.timeout, backends, opts.peers))
     results, report = [], None
+
+    def partial(name, problem):
+        """Writes the report with this problem's rows so far (a run stopped part-way by a time
+        limit keeps every finished row, also of a problem whose rows take minutes each)."""
+        def write(rows, work):
+            _write(opts, results + [_result(name, problem, work, None, list(rows))], notes,
+                   rows_of.measured(), variants)
+        return write
     try:
         for name, problem, only, big in todo:
             vs = [v for v in variants if v.op == problem.op]
-            rows, work, listed = run_problem(name, problem, vs, opts, rows_of, only, big)
+            rows, work, listed = run_problem(name, problem, vs, opts, rows_of, only, big,
+                                             done=partial(name, problem) if opts.json or opts.markdown else None)
             base = _baseline_for(problem.op, rows, opts.baseline, listed)
             results.append(_result(name, problem, work, base, rows))
             bench_report.print_problem(console, results[-1], opts.repeat)
             bench_report.print_coarsening(console, results[-1])
             bench_report.print_twins(console, results[-1])
-            # written after every problem: a run stopped part-way (a time limit) keeps what it measured
+            # the whole problem with its baseline and speed-ups
             report = _write(opts, results, notes, rows_of.measured(), variants)
     finally:
         rows_of.close()

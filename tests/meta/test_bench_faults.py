@@ -55,3 +55,34 @@ def test_a_kernel_that_kills_its_process_is_a_crash_row_and_the_run_goes_on(faul
 def test_a_negative_timeout_is_a_usage_error_naming_the_option(faults_env, tmp_path):
     p = refconv_cli("bench", "--backend", "faults", "--timeout", "-1", env=faults_env, cwd=tmp_path, timeout=120)
     assert p.returncode == 2 and "--timeout" in p.stderr, p.stdout + p.stderr
+
+
+def test_a_run_stopped_mid_problem_keeps_the_rows_it_finished(faults_env, tmp_path):
+    """SIGTERM while a problem's hanging row runs: the JSON already holds the rows before it (the
+    report is rewritten after every row, not only after every problem)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    marker = sleep_marker()
+    js = tmp_path / "bench.json"
+    proc = subprocess.Popen([sys.executable, "-m", "refconv", "bench", "--backend", "faults", "--repeat", "1",
+                             "--peers", "none", "--baseline", "spec", "--timeout", "300", "--json", str(js)],
+                            env={**faults_env, "REFCONV_FAULTS_SLEEP": marker}, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not processes_with_arg(marker):   # the hanging row has begun
+            assert proc.poll() is None, "bench ended before its hanging row"
+            time.sleep(0.5)
+        assert processes_with_arg(marker), "the hanging row never started"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        kill_pids(processes_with_arg(marker))
+    rows = {r["variant"]: r for r in json.loads(js.read_text())["rows"]}
+    assert rows["matvec/spec"]["status"] == "ok"
+    assert rows["matvec/faults/crash_segfault"]["status"].startswith("crash"), rows
+    assert "matvec/faults/correct_a" not in rows          # after the hang: never measured
