@@ -265,19 +265,23 @@ def test_a_streaming_variant_needs_no_host_memory_for_the_result_it_streams(tmp_
     assert rows["kron/kbig/array"]["status"].startswith("skipped: checking needs about")
 
 
-def test_the_report_is_written_after_each_problem_so_a_stopped_run_keeps_what_it_measured(tmp_path, monkeypatch):
+def test_the_report_is_written_after_each_row_so_a_stopped_run_keeps_what_it_measured(tmp_path, monkeypatch):
     js, md, seen = tmp_path / "b.json", tmp_path / "b.md", []
 
     def matvec_looks(problem, out, **kw):   # runs after kron's problem (ops in name order)
-        seen.append((json.loads(js.read_text())["problems"][-1]["name"], md.read_text()))
+        rep = json.loads(js.read_text())
+        seen.append(([p["name"] for p in rep["problems"]], [r["variant"] for r in rep["rows"]], md.read_text()))
         return _matvec_right(problem, out, **kw)
     _install(monkeypatch, Backend("incmeta", variants=lambda: [Variant("kron", "incmeta", "k", _kron_array),
                                                                Variant("matvec", "incmeta", "m", matvec_looks)]))
     assert cli.main(["bench", "--timeout", "0", "--backend", "incmeta", "--repeat", "1", "--peers", "none",
                      "--json", str(js), "--markdown", str(md)]) == 0
-    assert seen and all(name == "kron-small" for name, _ in seen)
-    assert "### kron-small" in seen[0][1] and "### matvec-small" not in seen[0][1]
+    names, rows, text = seen[0]
+    assert names == ["kron-small", "matvec-small"]          # kron whole, matvec up to its spec row
+    assert "kron/incmeta/k" in rows and "matvec/spec" in rows and "matvec/incmeta/m" not in rows
+    assert "### kron-small" in text and "### matvec-small" in text
     assert [p["name"] for p in json.loads(js.read_text())["problems"]] == ["kron-small", "matvec-small"]
+    assert "matvec/incmeta/m" in _rows(js)
 
 
 def test_a_budget_shows_how_many_runs_each_row_got(tmp_path, monkeypatch):
