@@ -20,6 +20,20 @@ plus the bias, into the output (deterministic; the output is written once, never
 With ``split = 1`` the GEMM kernel writes the output (bias included) itself.  Padding cells load
 0 and are multiplied like any other (``w*0``: NaN for an infinite weight, as the spec).
 
+Two choices besides the tile and the split (launch parameters of both twins, same meaning):
+
+* ``path``: ``gather`` is the table gather above; ``auto`` takes the **1x1 path** where the filter
+  is 1x1 with stride 1 and no padding (any dilation: it has no effect there): then ``Ho = H``,
+  ``Wo = W``, ``k = c`` and ``B[k, q] = x[n*C*H*W + k*H*W + p]`` (``q = n*H*W + p``): no table load
+  before the pixel load, no bounds test on the pixel, only ``k < K`` (rows of the last k-tile past
+  K load 0, never memory past x).  Consecutive q of one image are consecutive addresses.
+* ``reduce`` (with ``split > 1``): ``kernel`` sums the partials in a second launch; ``fused``
+  does it in the GEMM launch: each block writes its partial, fences, and counts itself in an
+  atomic per-tile counter (``cnt[tile]``, zeroed by the host); the block that arrives last fences
+  again and sums the tile's ``split`` partials **in z order** (plus the bias) into the output.  The
+  same order as the reduction kernel, so both give the same bits; no second launch, and the
+  partials are read from L2 right after they are written.
+
 ``plan`` picks the tile and the split for a problem when the launch parameters say ``auto``:
 a small cost model of an H100 (132 SMs), see :func:`estimate_us`.  It is a model, not a
 measurement: scripts/gpu_conv_best_sweep.py times the alternatives on a GPU.
@@ -58,9 +72,11 @@ class Tile:
         return 2 * self.bk * (self.bm + self.bn) * itemsize
 
 
-#: the tile shapes (name: BM x BN), largest first; "16x16" is the simulator's cheap one (16
+#: the tile shapes (name: BM x BN), largest first (``128x128``: 8x8 micro-tiles, 16 shared reads
+#: per 64 multiply-adds against 4x4's 8 per 16); "16x16" is the simulator's cheap one (16
 #: threads a block) and suits nothing on a GPU
 TILES = {t.name: t for t in (
+    Tile("128x128", 128, 128, 8, 8, 8, 1.1),
     Tile("128x64", 128, 64, 8, 4, 8, 1.0),
     Tile("64x64", 64, 64, 4, 4, 16, 0.8),
     Tile("32x32", 32, 32, 4, 4, 8, 0.6),
@@ -68,6 +84,9 @@ TILES = {t.name: t for t in (
 )}
 #: the split-K counts (``split`` launch parameter; ``auto`` chooses among them)
 SPLITS = (1, 2, 4, 8, 16, 32)
+#: ``path`` and ``reduce`` launch parameters (module docstring)
+PATHS = ("auto", "gather")
+REDUCES = ("auto", "kernel", "fused")
 #: the model's GPU: 132 SMs (H100 SXM), its GEMM rate at full occupancy and tile efficiency 1, a
 #: K slice's latency floor (a global load in flight), the reduction's launch and memory costs
 SMS = 132
@@ -75,6 +94,11 @@ RATE_FMA_PER_US = 1.5e7
 SLICE_US = 0.4
 REDUCE_US = 2.0
 BYTES_PER_US = 1.5e6
+#: the 1x1 path's k-tile latency floor (one global load, no table load before it); the fused
+#: reduction's fixed cost (fence, atomic, an L2 round trip) and one SM's partial-reading rate
+SLICE_1X1_US = 0.25
+FUSED_US = 0.8
+SM_BYTES_PER_US = 1.0e5
 #: warps per SM the model calls full occupancy
 FULL_WARPS = 16
 
@@ -114,6 +138,11 @@ class Geometry:
     def NQ(self) -> int:
         return self.N * self.Ho * self.Wo
 
+    @property
+    def is_1x1(self) -> bool:
+        """The 1x1 path applies: a 1x1 filter, stride 1, no padding (B[k, q] = x[n, k, p])."""
+        return (self.R, self.S, self.sy, self.sx, self.py, self.px) == (1, 1, 1, 1, 0, 0)
+
 
 def _pair(v):
     return tuple(int(a) for a in v) if isinstance(v, (tuple, list)) else (int(v), int(v))
@@ -135,6 +164,8 @@ class Plan:
     kt: int                # BK-deep k-tiles in all
     kt_per: int            # k-tiles a slice
     grid: tuple            # (q tiles, m tiles, split)
+    one: bool = False      # the 1x1 path (no gather table)
+    fused: bool = False    # split > 1 summed in the GEMM launch (last block of each tile)
 
     @property
     def kpad(self) -> int:
@@ -145,18 +176,19 @@ class Plan:
         return self.grid[1] * self.tile.bm
 
 
-def _plan(g: Geometry, tile: Tile, split: int) -> Plan:
+def _plan(g: Geometry, tile: Tile, split: int, one: bool = False, fused: bool = False) -> Plan:
     kt = cdiv(g.K, tile.bk)
     kt_per = cdiv(kt, max(1, min(split, kt)))
     split = cdiv(kt, kt_per)
-    return Plan(tile, split, kt, kt_per, (cdiv(g.NQ, tile.bn), cdiv(g.M, tile.bm), split))
+    return Plan(tile, split, kt, kt_per, (cdiv(g.NQ, tile.bn), cdiv(g.M, tile.bm), split), one, fused and split > 1)
 
 
 def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
     """The cost model behind ``auto``: the padded multiply-adds at ``RATE * eff * fill`` (``fill``:
     the warps launched over ``SMS * FULL_WARPS``, at most 1), at least ``SLICE_US`` per k-tile per
-    wave of blocks (each k-tile waits on a global load); with split-K, the reduction's launch and
-    its partial-buffer traffic."""
+    wave of blocks (each k-tile waits on a global load; ``SLICE_1X1_US`` on the 1x1 path); with
+    split-K, the reduction's launch and its partial-buffer traffic, or (fused) ``FUSED_US`` and one
+    block reading its tile's ``split`` partials."""
     t = p.tile
     blocks = p.grid[0] * p.grid[1] * p.split
     warps_per_block = cdiv(t.threads, 32)
@@ -165,9 +197,12 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
     fill = min(1.0, blocks * warps_per_block / (SMS * FULL_WARPS))
     fma = p.grid[0] * p.grid[1] * t.bm * t.bn * p.kpad
     waves = cdiv(blocks, SMS * per_sm)
-    main = max(fma / (RATE_FMA_PER_US * t.eff * fill), waves * p.kt_per * SLICE_US)
-    red = 0.0 if p.split == 1 else REDUCE_US + 2 * p.split * g.M * g.NQ * itemsize / BYTES_PER_US
-    return main + red
+    main = max(fma / (RATE_FMA_PER_US * t.eff * fill), waves * p.kt_per * (SLICE_1X1_US if p.one else SLICE_US))
+    if p.split == 1:
+        return main
+    if p.fused:
+        return main + FUSED_US + p.split * t.bm * t.bn * itemsize / SM_BYTES_PER_US
+    return main + REDUCE_US + 2 * p.split * g.M * g.NQ * itemsize / BYTES_PER_US
 
 
 #: ``auto`` takes the smallest tile (then split) whose estimate is within this many µs or this
@@ -176,18 +211,24 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
 TIE_US, TIE_FRACTION = 1.0, 0.05
 
 
-def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4) -> Plan:
-    """The launch plan for ``tile`` (a name of :data:`TILES` or ``auto``) and ``split`` (one of
-    :data:`SPLITS` or ``auto``): ``auto`` takes the cheapest by :func:`estimate_us`, up to the tie
-    margins (:data:`TIE_US`, :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller
-    split.  The "16x16" tile is never chosen by ``auto``.  An explicit split is capped at the
-    k-tiles there are (every slice non-empty)."""
+def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto", reduce="auto") -> Plan:
+    """The launch plan for ``tile`` (a name of :data:`TILES` or ``auto``), ``split`` (one of
+    :data:`SPLITS` or ``auto``), ``path`` (:data:`PATHS`) and ``reduce`` (:data:`REDUCES`):
+    ``auto`` takes the cheapest by :func:`estimate_us`, up to the tie margins (:data:`TIE_US`,
+    :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller split, then the reduction
+    kernel.  The "16x16" tile is never chosen by ``auto``.  An explicit split is capped at the
+    k-tiles there are (every slice non-empty).  ``path`` ``auto`` is the 1x1 path wherever it
+    applies (:attr:`Geometry.is_1x1`)."""
     tiles = [TILES[tile]] if tile != "auto" else [t for n, t in reversed(TILES.items()) if n != "16x16"]
     splits = [int(split)] if split != "auto" else list(SPLITS)
-    cands = [(estimate_us(g, p, itemsize), p) for t in tiles for p in {_plan(g, t, s) for s in splits}]
+    fuses = {"auto": (False, True), "kernel": (False,), "fused": (True,)}[reduce]
+    one = path == "auto" and g.is_1x1
+    cands = [(estimate_us(g, p, itemsize), p)
+             for t in tiles for p in {_plan(g, t, s, one, f) for s in splits for f in fuses}]
     best = min(e for e, _ in cands)
-    ok = [(tiles.index(p.tile), p.split, p) for e, p in cands if e <= best + max(TIE_US, TIE_FRACTION * best)]
-    return min(ok, key=lambda c: c[:2])[2]
+    ok = [(tiles.index(p.tile), p.split, p.fused, p) for e, p in cands
+          if e <= best + max(TIE_US, TIE_FRACTION * best)]
+    return min(ok, key=lambda c: c[:3])[3]
 
 
 # ----------------------------------------------------------------------------- host arrays
@@ -218,9 +259,15 @@ def operands(problem, p: Plan):
 
 def kernel_ints(g: Geometry, p: Plan) -> tuple:
     """The GEMM kernel's integer arguments, in order (both backends):
-    M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, kt_per, kt."""
+    M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, kt_per, kt, K."""
     return (g.M, g.NQ, g.Ho * g.Wo, g.Wo, g.H, g.W, g.C * g.H * g.W, g.sy, g.sx, g.py, g.px,
-            p.mpad, p.kpad, p.kt_per, p.kt)
+            p.mpad, p.kpad, p.kt_per, p.kt, g.K)
+
+
+def counters(p: Plan) -> int:
+    """The fused reduction's per-tile arrival counters (int32, zeroed by the host): one per
+    (q tile, m tile); at least one element (an unused argument otherwise)."""
+    return p.grid[0] * p.grid[1] if p.fused else 1
 
 
 def index_limit(g: Geometry, p: Plan) -> str | None:
@@ -236,4 +283,5 @@ def partial_elements(g: Geometry, p: Plan) -> int:
 
 
 def describe(p: Plan) -> str:
-    return f"tile={p.tile.name} split={p.split} (k-tiles {p.kt}, {p.kt_per} a slice) grid={p.grid}"
+    how = ("1x1 " if p.one else "gather ") + ("fused" if p.fused else "")
+    return f"tile={p.tile.name} split={p.split} (k-tiles {p.kt}, {p.kt_per} a slice) grid={p.grid} {how.strip()}"

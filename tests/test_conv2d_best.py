@@ -2,7 +2,8 @@
 (tile and split-K choice, the K table, the padded A) and the kernels judged by refconv's checker
 (poisoned output, the op's dot-product acceptance) on the CUDA simulator and on PoCL, over split-K
 on and off, tile edges in M and in the pixels, images side by side, stride / padding / dilation,
-bias, float64 and NaN / Inf inputs under zero weights.  Simulator shapes stay tiny (the 16-thread
+bias, float64 and NaN / Inf inputs under zero weights, the 1x1 path (taken by ``path=auto``, or
+the gather forced) and the fused split-K reduction.  Simulator shapes stay tiny (the 16-thread
 ``16x16`` tile; one 64-thread ``32x32`` case)."""
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ CASES = (
     ("a 64-thread tile, 81 pixels over three columns of tiles", dict(n=1, c=2, h=9, w=9, m=3, r=1, s=1, b=1, st=1, pd=0, dl=1),
      RANDOM, {"tile": "32x32", "split": 1}),
     ("the defaults (auto)", dict(n=1, c=2, h=6, w=6, m=3, r=3, s=3, b=1, st=1, pd=1, dl=1), RANDOM, {}),
+    ("1x1 path, two images, K = 11 past one k-tile, fused split 2", dict(n=2, c=11, h=3, w=5, m=7, r=1, s=1, b=1, st=1,
+     pd=0, dl=2), RANDOM, {"tile": "16x16", "split": 2, "reduce": "fused"}),
+    ("1x1 path, NaN/Inf pixels under zero weights, split 1", dict(n=1, c=3, h=4, w=5, m=5, r=1, s=1, b=0, st=1, pd=0,
+     dl=1), "x=special.4,w=sparse.5", {"tile": "16x16", "split": 1}),
+    ("gather forced on a 1x1, fused split 4 over M = 18", dict(n=1, c=19, h=3, w=5, m=18, r=1, s=1, b=1, st=1, pd=0,
+     dl=1), RANDOM, {"tile": "16x16", "split": 4, "reduce": "fused", "path": "gather"}),
+    ("fused split 4, 3x3 dilated, padded", dict(n=1, c=3, h=6, w=7, m=18, r=3, s=3, b=1, st=1, pd=2, dl=2), RANDOM,
+     {"tile": "16x16", "split": 4, "reduce": "fused"}),
 )
 
 
@@ -42,7 +51,7 @@ def _spec(dims: dict, fills: str, dt: str) -> str:
 
 
 #: the cases also run in float64 (the others in float32 only: CI time)
-FLOAT64 = {0, 1, 3}
+FLOAT64 = {0, 1, 3, 7}
 
 
 def _cases():
@@ -70,8 +79,21 @@ def test_the_cuconv_presets_get_split_k_where_the_output_is_tiny():
     chosen = {n: G.plan(G.geometry(pr.problem())) for n, pr in presets.PRESETS.items() if n.startswith("cuconv-")}
     assert len(chosen) == 10
     assert chosen["cuconv-T3-1x1-A"].split > 8 and chosen["cuconv-T4-3x3-A"].split > 8   # 49 and 16 pixels
-    assert chosen["cuconv-E4"].tile.name == "128x64"
+    assert chosen["cuconv-E4"].tile.name.startswith("128x")
     assert all(p.tile.name != "16x16" for p in chosen.values())
+    assert [n for n, p in chosen.items() if p.one] == ["cuconv-T3-1x1-A", "cuconv-T3-1x1-B", "cuconv-T3-1x1-C"]
+
+
+def test_the_1x1_path_and_the_fused_reduction_in_the_plan():
+    g, _ = _geometry(c=40, r=1, s=1, pd=0, dl=3)             # dilation has no effect on a 1x1
+    assert g.is_1x1 and G.plan(g, "16x16", 1).one and not G.plan(g, "16x16", 1, path="gather").one
+    for geo in (dict(c=8, r=1, s=1, pd=1), dict(c=8, r=1, s=1, pd=0, st=2), dict(c=8, r=3, s=1, pd=0)):
+        assert not _geometry(**geo)[0].is_1x1
+    p = G.plan(g, "16x16", 1, reduce="fused")
+    assert not p.fused and G.counters(p) == 1                 # no split: nothing to reduce
+    p = G.plan(g, "16x16", 4, reduce="fused")
+    assert p.fused and p.split == 1 + (p.kt - 1) // p.kt_per and G.counters(p) == p.grid[0] * p.grid[1]
+    assert not G.plan(g, "16x16", 4, reduce="kernel").fused
 
 
 def test_the_gather_table_and_the_padded_filters():
@@ -113,5 +135,6 @@ def test_opencl_conv2d_best_matches_the_spec(pocl, spec, params):
 def test_the_twins_declare_the_same_launch_parameters():
     from refconv import registry
     a, b = registry.get("conv2d/numba_cuda/best"), registry.get("conv2d/opencl/best")
-    assert a.params == b.params and a.default_params() == {"tile": "auto", "split": "auto"}
+    assert a.params == b.params
+    assert a.default_params() == {"tile": "auto", "split": "auto", "path": "auto", "reduce": "auto"}
     assert np.array_equal(sorted(a.supports), sorted(b.supports))

@@ -11,7 +11,10 @@ A block of ``(BN/TN, BM/TM)`` threads computes a ``BM x BN`` tile of ``out[m, q]
 walked in ``BK``-deep slices staged in two shared buffers, the next slice loaded into registers
 while the current one is used (one barrier a slice).  ``split > 1``: blockIdx.z takes one of
 ``split`` ranges of K and writes a partial ``[split][M][N*Ho*Wo]`` buffer that a second kernel
-sums in order, adding the bias (deterministic; the output is written once).  The host plan,
+sums in order, adding the bias (deterministic; the output is written once); or, ``reduce=fused``,
+the last block of each tile to arrive (an atomic counter per tile) sums the tile's partials in
+the same order in the same launch.  ``path``: a 1x1, stride-1, unpadded filter reads
+``B[k, q] = x[n*C*H*W + k*H*W + p]`` directly (no table, no bounds test).  The host plan,
 the layouts and the ``auto`` heuristic are in :mod:`refconv.backends.conv2d_gemm`; the OpenCL
 twin ``conv2d/opencl/best`` runs the same plan.  The kernel body is generated source (constant
 tile sizes, unrolled loops, the accumulators plain locals) so the micro-tile lives in registers.
@@ -34,30 +37,36 @@ ORIGIN = ("refconv (issue #24): implicit GEMM, register micro-tiles, double-buff
 SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": Range(1),
             "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1), "groups": (1,),
             "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
-PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"))
+PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"),
+          Param("path", G.PATHS, "auto"), Param("reduce", G.REDUCES, "auto"))
 REDUCE_THREADS = 256
 #: under the simulator, a case costing more work units than this (refconv.cost; about 1 s of CPU)
 #: is refused by the constraint: a 256-thread tile over a few hundred pixels is a multi-second
 #: example there, and the conformance run's directed geometry cases would otherwise draw several
 SIM_MAX_WORK = 250_000
 
-_ARGS = ("a, x, ktab, part, out, bias, M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, "
-         "kt_per, KT, has_bias, direct")
+_ARGS = ("a, x, ktab, part, out, bias, cnt, M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, "
+         "kt_per, KT, K, has_bias, direct, fused")
 
 
 # ----------------------------------------------------------------------------- code generation
 
-def _loads(t: G.Tile) -> list:
+def _loads(t: G.Tile, one: bool) -> list:
     """Lines loading the k-tile starting at row ``k`` into registers ``ra*`` (A) and ``rb*`` (B).
-    Every index is unsigned (``U``): numba then emits no negative-index wraparound."""
+    Every index is unsigned (``U``): numba then emits no negative-index wraparound.  ``one``: the
+    1x1 path, ``B[k, q] = x[xb + k*HoWo]`` (``xb = n*C*H*W + p``) for ``k < K``, else 0; otherwise
+    the table gather, 0 outside the image."""
     na, nb = t.bk * t.bm // t.threads, t.bk * t.bn // t.threads
     sb = t.threads // t.bn
     L = ["ia = U(k + ka) * Mp + abase"]
     L += [f"ra{i} = a[ia + aS * U({i})]" for i in range(na)]
     L.append("kx0 = U(k + kb)")
     for i in range(nb):
-        L += [f"kx = kx0 + U({i * sb})",
-              "iy = iy0 + ktab[kx + Kp]",
+        L.append(f"kx = kx0 + U({i * sb})")
+        if one:
+            L.append(f"rb{i} = x[xb + kx * HW] if kx < Ku else Z")
+            continue
+        L += ["iy = iy0 + ktab[kx + Kp]",
               "ix = ix0 + ktab[kx + Kp2]",
               f"rb{i} = x[U(xb + ktab[kx])] if iy >= 0 and iy < H and ix >= 0 and ix < W else Z"]
     return L
@@ -84,6 +93,9 @@ def _compute(t: G.Tile) -> list:
 
 
 def _epilogue(t: G.Tile) -> list:
+    """Lines writing the micro-tile: the output (+ bias) when ``direct``, else this slice's partial
+    ``part[z, m, q]``; then, when ``fused``, the last block of the tile to arrive sums the tile's
+    partials in z order (+ bias) into the output (:func:`_fused`)."""
     L = ["z = cuda.blockIdx.z"]
     for j in range(t.tn):
         L += [f"q = q0 + tx + {j * t.thx}", "if q < NQ:",
@@ -95,39 +107,68 @@ def _epilogue(t: G.Tile) -> list:
                   "            out[U(o + m * HoWo)] = v",
                   "        else:",
                   f"            part[U((z * M + m) * NQ + q)] = c{i}_{j}"]
+    return L + ["if fused:"] + ["    " + s for s in _fused(t)]
+
+
+def _fused(t: G.Tile) -> list:
+    """The fused split-K reduction: fence the partials, count the block in ``cnt[tile]``; the block
+    that counted last (``split - 1`` before it) fences and sums ``part[0..split-1, m, q]`` in order."""
+    L = ["cuda.threadfence()", "cuda.syncthreads()", "if tid == 0:",
+         "    flag[0] = cuda.atomic.add(cnt, U(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x), 1)",
+         "cuda.syncthreads()", "if flag[0] == cuda.gridDim.z - 1:", "    cuda.threadfence()",
+         "    SZ = U(cuda.gridDim.z)", "    MNQ = U(M * NQ)"]
+    for j in range(t.tn):
+        L += [f"    q = q0 + tx + {j * t.thx}", "    if q < NQ:",
+              "        n = q // HoWo", "        o = q + n * (M - 1) * HoWo"]
+        for i in range(t.tm):
+            L += [f"        m = m0 + ty * {t.tm} + {i}", "        if m < M:",
+                  "            e = U(m * NQ + q)", "            v = part[e]", "            zz = U(1)",
+                  "            while zz < SZ:", "                v += part[e + zz * MNQ]", "                zz += U(1)",
+                  "            if has_bias:", "                v += bias[U(m)]",
+                  "            out[U(o + m * HoWo)] = v"]
     return L
 
 
-def source(t: G.Tile) -> str:
-    """The Python source of the GEMM kernel ``kern(a, x, ktab, part, out, bias, ...)`` of tile ``t``."""
+def _prologue(t: G.Tile, one: bool) -> list:
+    """The thread's indices: its A column, its B column ``qb`` (clamped to a valid pixel, never
+    stored) and that column's base address in x (1x1: ``n*CHW + p``; gather: the window's corner)."""
+    L = ["tx = cuda.threadIdx.x", "ty = cuda.threadIdx.y", f"tid = ty * {t.thx} + tx",
+         f"q0 = cuda.blockIdx.x * {t.bn}", f"m0 = cuda.blockIdx.y * {t.bm}",
+         "kt0 = cuda.blockIdx.z * kt_per", "nt = min(kt_per, KT - kt0)",
+         f"As = cuda.shared.array({2 * t.bk * t.bm}, DT)", f"Bs = cuda.shared.array({2 * t.bk * t.bn}, DT)",
+         "flag = cuda.shared.array(1, I32)",
+         f"ja = tid % {t.bm}", f"ka = tid // {t.bm}", "abase = U(m0 + ja)",
+         f"jb = tid % {t.bn}", f"kb = tid // {t.bn}", "qb = min(q0 + jb, NQ - 1)",
+         "nb = qb // HoWo", "pb = qb - nb * HoWo"]
+    if one:
+        L += ["xb = U(nb * CHW + pb)", "HW = U(HoWo)", "Ku = U(K)"]
+    else:
+        L += ["oy = pb // Wo", "ox = pb - oy * Wo", "iy0 = oy * sy - py", "ix0 = ox * sx - px",
+              "xb = nb * CHW + iy0 * W + ix0", "Kp = U(Kpad)", "Kp2 = Kp + Kp"]
+    return L + ["Mp = U(Mpad)", f"aS = U({t.threads // t.bm}) * Mp", f"k = kt0 * {t.bk}"]
+
+
+def source(t: G.Tile, one: bool = False) -> str:
+    """The Python source of the GEMM kernel ``kern(a, x, ktab, part, out, bias, cnt, ...)`` of tile
+    ``t`` (``one``: the 1x1 path's loads, else the table gather)."""
     ind = lambda lines, n: ["    " * n + s for s in lines]  # noqa: E731
-    body = ["tx = cuda.threadIdx.x", "ty = cuda.threadIdx.y", f"tid = ty * {t.thx} + tx",
-            f"q0 = cuda.blockIdx.x * {t.bn}", f"m0 = cuda.blockIdx.y * {t.bm}",
-            "kt0 = cuda.blockIdx.z * kt_per", "nt = min(kt_per, KT - kt0)",
-            f"As = cuda.shared.array({2 * t.bk * t.bm}, DT)", f"Bs = cuda.shared.array({2 * t.bk * t.bn}, DT)",
-            f"ja = tid % {t.bm}", f"ka = tid // {t.bm}", "abase = U(m0 + ja)",
-            f"jb = tid % {t.bn}", f"kb = tid // {t.bn}", "qb = min(q0 + jb, NQ - 1)",
-            "nb = qb // HoWo", "pb = qb - nb * HoWo", "oy = pb // Wo", "ox = pb - oy * Wo",
-            "iy0 = oy * sy - py", "ix0 = ox * sx - px", "xb = nb * CHW + iy0 * W + ix0",
-            "Mp = U(Mpad)", f"aS = U({t.threads // t.bm}) * Mp", "Kp = U(Kpad)", "Kp2 = Kp + Kp",
-            f"k = kt0 * {t.bk}"]
-    body += _loads(t) + _stores(t, "0") + ["cuda.syncthreads()"]
+    body = _prologue(t, one) + _loads(t, one) + _stores(t, "0") + ["cuda.syncthreads()"]
     body += [f"c{i}_{j} = Z" for i in range(t.tm) for j in range(t.tn)]
     loop = ["cur = t & 1", "if t + 1 < nt:", f"    k = (kt0 + t + 1) * {t.bk}"]
-    loop += ind(_loads(t), 1) + _compute(t) + ["if t + 1 < nt:"] + ind(_stores(t, "(1 - cur)"), 1)
+    loop += ind(_loads(t, one), 1) + _compute(t) + ["if t + 1 < nt:"] + ind(_stores(t, "(1 - cur)"), 1)
     loop += ["cuda.syncthreads()"]
     body += ["for t in range(nt):"] + ind(loop, 1) + _epilogue(t)
     return "\n".join([f"def kern({_ARGS}):"] + ind(body, 1)) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
-def _gemm(tile: str, dtype: str, mode: str):
+def _gemm(tile: str, dtype: str, one: bool, mode: str):
     cuda = rc.cuda()
-    from numba import float32, float64, uint64
+    from numba import float32, float64, int32, uint64
     DT = float32 if dtype == "float32" else float64
-    fname = f"<refconv conv2d_best {tile} {dtype}>"
-    return jit_source(cuda, source(G.TILES[tile]), fname,
-                      dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64))
+    fname = f"<refconv conv2d_best {tile} {dtype}{' 1x1' if one else ''}>"
+    return jit_source(cuda, source(G.TILES[tile], one), fname,
+                      dict(cuda=cuda, DT=DT, I32=int32, Z=np.dtype(dtype).type(0), min=min, U=uint64))
 
 
 #: the split-K reduction: out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel
@@ -156,21 +197,22 @@ def _reduce(mode: str):
 
 # ----------------------------------------------------------------------------- host
 
-def run(problem, out, tile="auto", split="auto"):
+def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):
     cuda = rc.cuda()
     g = G.geometry(problem)
     dt = np.dtype(problem.dims["dtype"])
-    p = G.plan(g, tile, split, dt.itemsize)
+    p = G.plan(g, tile, split, dt.itemsize, path, reduce)
     x, a, ktab, bias, has_bias = G.operands(problem, p)
     d_out, n = rc.to_device_poisoned(out)
     d_part = cuda.device_array(max(G.partial_elements(g, p), 1), dt)
+    d_cnt = cuda.to_device(np.zeros(G.counters(p), np.int32))
     d_b = cuda.to_device(bias)
     t = p.tile
     direct = p.split == 1
-    k = _gemm(t.name, dt.name, rc.mode())
+    k = _gemm(t.name, dt.name, p.one, rc.mode())
     rc.launch(k[p.grid, (t.thx, t.thy)], cuda.to_device(a), cuda.to_device(x), cuda.to_device(ktab), d_part,
-              d_out, d_b, *G.kernel_ints(g, p), has_bias, direct)
-    if not direct:
+              d_out, d_b, d_cnt, *G.kernel_ints(g, p), has_bias, direct, p.fused)
+    if not direct and not p.fused:
         rc.launch(_reduce(rc.mode())[rc.cdiv(g.M * g.NQ, REDUCE_THREADS), REDUCE_THREADS],
                   d_part, d_b, d_out, g.M, g.NQ, g.Ho * g.Wo, p.split, has_bias)
     cuda.synchronize()
@@ -182,7 +224,8 @@ def _plan_of(problem, params):
     g = G.geometry(problem)
     if g.Ho < 1 or g.Wo < 1:
         return g, None
-    return g, G.plan(g, params.get("tile", "auto"), params.get("split", "auto"), np.dtype(d["dtype"]).itemsize)
+    return g, G.plan(g, params.get("tile", "auto"), params.get("split", "auto"), np.dtype(d["dtype"]).itemsize,
+                     params.get("path", "auto"), params.get("reduce", "auto"))
 
 
 def constraint(problem, params):
@@ -193,10 +236,11 @@ def constraint(problem, params):
     if p is None:                         # the spec refuses it too; a reason keeps the compile check off it
         return f"empty output ({g.Ho}x{g.Wo})"
     isz = np.dtype(problem.dims["dtype"]).itemsize
-    mem = (g.N * g.C * g.H * g.W + p.kpad * p.mpad + g.M * g.NQ + G.partial_elements(g, p)) * isz + 12 * p.kpad
+    mem = (g.N * g.C * g.H * g.W + p.kpad * p.mpad + g.M * g.NQ + G.partial_elements(g, p)) * isz + 12 * p.kpad \
+        + 4 * G.counters(p)
     why = G.index_limit(g, p) or rc.fits(problem, threads=p.tile.threads, grid=p.grid,
                                          shared=p.tile.shared_bytes(isz), device_bytes=mem)
-    if why is None and p.split > 1:
+    if why is None and p.split > 1 and not p.fused:
         why = rc.fits(problem, threads=REDUCE_THREADS, grid=(rc.cdiv(g.M * g.NQ, REDUCE_THREADS),))
     if why is None and rc.is_sim() and cost(problem, params) > SIM_MAX_WORK:
         why = f"{cost(problem, params):.0f} work units > {SIM_MAX_WORK} under the simulator (SIM_MAX_WORK)"
@@ -214,7 +258,9 @@ def cost(problem, params):
     per_tile = t.bk * (t.tm + t.tn) + t.bk * t.tm * t.tn / 4 + (t.bk * (t.bm + 4 * t.bn)) / t.threads
     w = sim_work(t.threads, blocks, steps=blocks * t.threads * (p.kt_per + 1) * per_tile,
                     barriers=blocks * t.threads * (p.kt_per + 1))
-    if p.split > 1:
+    if p.fused:
+        w += sim_work(t.threads, p.grid[0] * p.grid[1], steps=p.grid[0] * p.grid[1] * t.bm * t.bn * p.split)
+    elif p.split > 1:
         w += sim_work(REDUCE_THREADS, rc.cdiv(g.M * g.NQ, REDUCE_THREADS), steps=g.M * g.NQ * p.split)
     return w
 
@@ -226,5 +272,6 @@ def variants():
         doc="implicit GEMM out[m, q] = sum_k A[k, m] B[k, q] (k = (c, r, s), q = output pixel of image n; "
             "filters K-major on the host, the im2col gather B done while staging): BM x BN block tiles, "
             "TM x TN register micro-tiles, BK-deep double-buffered shared slices; split-K into a partial "
-            "buffer summed in order by a second kernel (+bias); tile and split 'auto' from a cost model "
-            "of the problem size")]
+            "buffer summed in order (+bias) by a second kernel or, reduce=fused, by the last block of each tile "
+            "(atomic arrival counter); path 'auto': 1x1 stride-1 unpadded filters read B[k, q] = x[n, k, p] "
+            "with no gather table; tile, split and reduce 'auto' from a cost model of the problem size")]

@@ -11,7 +11,14 @@
  * used: one barrier a slice.  Split-K: group dim 2 takes one of the K ranges and writes
  * part[z][M][NQ] (direct = 0); reduce_split sums them in order and adds the bias.  Padding cells
  * load 0 and are multiplied like any other (w*0, as the spec).  T = float or double; BM, BN, TM,
- * TN, BK from -D (backends/conv2d_gemm.py TILES). */
+ * TN, BK from -D (backends/conv2d_gemm.py TILES).
+ *
+ * ONE (-DONE=1): the 1x1 path (1x1 filter, stride 1, no padding): B[k, q] = x[n*CHW + k*HoWo + p]
+ * for k < K (0 past K), no table and no bounds test.  FUSED (-DFUSED=1, with direct = 0): the last
+ * work-group of each tile to arrive (atomic_inc on cnt[tile], zeroed by the host) sums the tile's
+ * partials in z order (+ bias) into out, in this launch; reduce_split is then not run.  FUSED is a
+ * build option, not a kernel argument: PoCL corrupted host memory with the reduction's barriers
+ * under a condition on a kernel argument. */
 #pragma OPENCL FP_CONTRACT ON
 /* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
@@ -24,12 +31,19 @@
 #define NB (BK * BN / NT)
 #define SA (NT / BM)
 #define SB (NT / BN)
+#ifndef ONE
+#define ONE 0
+#endif
+#ifndef FUSED
+#define FUSED 0
+#endif
 
-/* the k-tile starting at row k into registers ra (A) and rb (B, gathered; 0 outside the image) */
+/* the k-tile starting at row k into registers ra (A) and rb (B, gathered; 0 outside the image;
+ * ONE: x[xb + k*HoWo], 0 for k >= K) */
 inline void load_tile(const int k, __global const T * restrict ap, const int Mpad, const int ka,
                       __global const T * restrict x, const long xb, __global const int * restrict ktab,
                       const int Kpad, const int kb, const int iy0, const int ix0, const int H, const int W,
-                      T *ra, T *rb)
+                      const int HoWo, const int K, T *ra, T *rb)
 {
 #pragma unroll
     for (int i = 0; i < NA; ++i)
@@ -37,8 +51,12 @@ inline void load_tile(const int k, __global const T * restrict ap, const int Mpa
 #pragma unroll
     for (int i = 0; i < NB; ++i) {
         const int kx = k + kb + i * SB;
+#if ONE
+        rb[i] = kx < K ? x[xb + (size_t)kx * HoWo] : (T)0;
+#else
         const int iy = iy0 + ktab[Kpad + kx], ix = ix0 + ktab[2 * Kpad + kx];
         rb[i] = ((uint)iy < (uint)H && (uint)ix < (uint)W) ? x[xb + ktab[kx]] : (T)0;
+#endif
     }
 }
 
@@ -54,18 +72,65 @@ inline void store_tile(__local T *as, __local T *bs, const int ka, const int ja,
         bs[(kb + i * SB) * BN + jb] = rb[i];
 }
 
-#define LOAD_TILE(k) load_tile((k), ap, Mpad, ka, x, xb, ktab, Kpad, kb, iy0, ix0, H, W, ra, rb)
+#define LOAD_TILE(k) load_tile((k), ap, Mpad, ka, x, xb, ktab, Kpad, kb, iy0, ix0, H, W, HoWo, K, ra, rb)
 #define STORE_TILE(buf) store_tile(As[buf], Bs[buf], ka, ja, kb, jb, ra, rb)
+
+/* the fused split-K reduction, after this group wrote its partial: fence, count the group in
+ * cnt[tile]; the group that counted last (split - 1 before it) fences and sums part[0..split-1, m, q]
+ * in z order (+ bias) into out.  The partials are read through volatile pointers (not from a
+ * stale L1 line) */
+inline void fused_reduce(__global T * restrict part, __global T * restrict out, __global const T * restrict bias,
+                         __global int *cnt, const int M, const int NQ, const int HoWo, const int has_bias,
+                         const int q0, const int m0, const int tx, const int ty, const int tid,
+                         __local int *last)
+{
+    const int split = get_num_groups(2);
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (tid == 0)
+        *last = atomic_inc(cnt + get_group_id(1) * get_num_groups(0) + get_group_id(0)) == split - 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (*last) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        volatile __global const T *vp = part;
+        const long MNQ = (long)M * NQ;
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+            const int q = q0 + tx + j * THX;
+            if (q < NQ) {
+                const int n = q / HoWo;
+                const long o = q + (long)n * (M - 1) * HoWo;
+#pragma unroll
+                for (int i = 0; i < TM; ++i) {
+                    const int m = m0 + ty * TM + i;
+                    if (m < M) {
+                        const long e = (long)m * NQ + q;
+                        T v = vp[e];
+                        for (int z = 1; z < split; ++z)
+                            v += vp[e + z * MNQ];
+                        if (has_bias)
+                            v += bias[m];
+                        out[o + (long)m * HoWo] = v;
+                    }
+                }
+            }
+        }
+    }
+}
 
 __kernel __attribute__((reqd_work_group_size(THX, THY, 1)))
 void gemm(__global const T * restrict a, __global const T * restrict x, __global const int * restrict ktab,
           __global T * restrict part, __global T * restrict out, __global const T * restrict bias,
+          __global int *cnt,
           const int M, const int NQ, const int HoWo, const int Wo, const int H, const int W, const int CHW,
           const int sy, const int sx, const int py, const int px, const int Mpad, const int Kpad,
-          const int kt_per, const int KT, const int has_bias, const int direct)
+          const int kt_per, const int KT, const int K, const int has_bias, const int direct)
 {
     __local T As[2][BK * BM];
     __local T Bs[2][BK * BN];
+#if FUSED
+    __local int last;                                  /* this group arrived last at its tile */
+#endif
     const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * THX + tx;
     const int q0 = get_group_id(0) * BN, m0 = get_group_id(1) * BM, z = get_group_id(2);
     const int kt0 = z * kt_per, nt = min(kt_per, KT - kt0);
@@ -73,7 +138,11 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
     const int qb = min(q0 + jb, NQ - 1);               /* past the last pixel: a valid one, never stored */
     const int nb = qb / HoWo, pb = qb - nb * HoWo, oy = pb / Wo, ox = pb - oy * Wo;
     const int iy0 = oy * sy - py, ix0 = ox * sx - px;
+#if ONE
+    const long xb = (long)nb * CHW + pb;
+#else
     const long xb = (long)nb * CHW + (long)iy0 * W + ix0;
+#endif
     __global const T *ap = a + m0 + ja;
     T ra[NA], rb[NB];
     T acc[TM][TN];
@@ -131,6 +200,9 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
             }
         }
     }
+#if FUSED
+    fused_reduce(part, out, bias, cnt, M, NQ, HoWo, has_bias, q0, m0, tx, ty, tid, &last);
+#endif
 }
 
 /* out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel */

@@ -5,7 +5,10 @@ Implicit GEMM ``out[m, q] = bias[m] + sum_k A[k, m] B[k, q]`` (``k = (c, r, s)``
 pixel of image n, A = the filters K-major ``[Kpad][Mpad]`` laid out on the host, B the im2col
 gather done while staging): ``BM x BN`` work-group tiles, ``TM x TN`` register micro-tiles,
 ``BK``-deep double-buffered ``__local`` K slices; split-K into a partial buffer summed in order by
-``reduce_split`` (+ bias).  Tile sizes are ``-D`` build options (``conv2d_best.cl``).
+``reduce_split`` (+ bias), or (``reduce=fused``) by the last work-group of each tile in the same
+launch; ``path`` ``auto``: the 1x1 path (``-DONE=1``, ``B[k, q] = x[n*CHW + k*HoWo + p]``, no
+table) where the filter is 1x1, stride 1, unpadded.  Tile sizes are ``-D`` build options
+(``conv2d_best.cl``).
 """
 from __future__ import annotations
 
@@ -23,34 +26,40 @@ ORIGIN = ("refconv (issue #24): implicit GEMM, register micro-tiles, double-buff
 SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1), "c": Range(1),
             "h": Range(1), "w": Range(1), "m": Range(1), "r": Range(1), "s": Range(1),
             "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
-PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"))
+PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"),
+          Param("path", G.PATHS, "auto"), Param("reduce", G.REDUCES, "auto"))
 REDUCE_WG = 256
 WHAT = "conv2d/opencl/best"
 
 
-def options(dtype, t: G.Tile) -> tuple:
-    return type_opts(dtype) + (f"-DBM={t.bm}", f"-DBN={t.bn}", f"-DTM={t.tm}", f"-DTN={t.tn}", f"-DBK={t.bk}")
+def options(dtype, t: G.Tile, one: bool = False, fused: bool = False) -> tuple:
+    return type_opts(dtype) + (f"-DBM={t.bm}", f"-DBN={t.bn}", f"-DTM={t.tm}", f"-DTN={t.tn}", f"-DBK={t.bk}",
+                               f"-DONE={int(one)}", f"-DFUSED={int(fused)}")
 
 
-def run(problem, out, tile="auto", split="auto"):
+def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):
     g = G.geometry(problem)
     dt = np.dtype(problem.dims["dtype"])
-    p = G.plan(g, tile, split, dt.itemsize)
+    p = G.plan(g, tile, split, dt.itemsize, path, reduce)
     x, a, ktab, bias, has_bias = G.operands(problem, p)
     t = p.tile
-    k = oc.kernel(SRC, "gemm", options(dt, t), SRC_NAME)
+    k = oc.kernel(SRC, "gemm", options(dt, t, p.one, p.fused), SRC_NAME)
     gsize, lsize = (p.grid[0] * t.thx, p.grid[1] * t.thy, p.split), (t.thx, t.thy, 1)
     ints = [np.int32(v) for v in G.kernel_ints(g, p)]
     args = (oc.to_device(a), oc.to_device(x), oc.to_device(ktab))
     bb = oc.to_device(bias)
     if p.split == 1:
-        return oc.launch(k, gsize, lsize, *args, oc.scratch(dt.itemsize), oc.OUT, bb, *ints,
+        return oc.launch(k, gsize, lsize, *args, oc.scratch(dt.itemsize), oc.OUT, bb, oc.scratch(4), *ints,
                          np.int32(has_bias), np.int32(1), out=out, what=WHAT)
-    red = oc.kernel(SRC, "reduce_split", options(dt, t), SRC_NAME)     # the same program
     part = oc.scratch(G.partial_elements(g, p) * dt.itemsize)
+    if p.fused:
+        with oc.output(np.zeros(G.counters(p), np.int32)) as cnt:       # the arrival counters, zeroed
+            return oc.launch(k, gsize, lsize, *args, part, oc.OUT, bb, cnt, *ints,
+                             np.int32(has_bias), np.int32(0), out=out, what=WHAT)
+    red = oc.kernel(SRC, "reduce_split", options(dt, t, p.one), SRC_NAME)     # the same program
     q = oc.env().queue
     with oc.output(out) as ob, oc.diagnosed(WHAT, SRC_NAME):
-        oc.timed(k)(q, gsize, lsize, *args, part, ob, bb, *ints, np.int32(has_bias), np.int32(0))
+        oc.timed(k)(q, gsize, lsize, *args, part, ob, bb, oc.scratch(4), *ints, np.int32(has_bias), np.int32(0))
         oc.timed(red)(q, (oc.roundup(g.M * g.NQ, REDUCE_WG),), (REDUCE_WG,), part, bb, ob,
                       *map(np.int32, (g.M, g.NQ, g.Ho * g.Wo, p.split, has_bias)))
     return out
@@ -63,12 +72,14 @@ def constraint(problem, params):
     if g.Ho < 1 or g.Wo < 1:                  # the spec refuses it too
         return f"empty output ({g.Ho}x{g.Wo})"
     dt = np.dtype(problem.dims["dtype"])
-    p = G.plan(g, params.get("tile", "auto"), params.get("split", "auto"), dt.itemsize)
+    p = G.plan(g, params.get("tile", "auto"), params.get("split", "auto"), dt.itemsize,
+               params.get("path", "auto"), params.get("reduce", "auto"))
     t = p.tile
     nbytes = (g.N * g.C * g.H * g.W + p.kpad * p.mpad + g.M * g.NQ + G.partial_elements(g, p)) * dt.itemsize
     return (G.index_limit(g, p)
-            or oc.check_local((t.thx, t.thy, 1), t.shared_bytes(dt.itemsize), (SRC, "gemm", options(dt, t), SRC_NAME))
-            or oc.fits_memory(problem, nbytes + 12 * p.kpad))
+            or oc.check_local((t.thx, t.thy, 1), t.shared_bytes(dt.itemsize) + 4,
+                              (SRC, "gemm", options(dt, t, p.one, p.fused), SRC_NAME))
+            or oc.fits_memory(problem, nbytes + 12 * p.kpad + 4 * G.counters(p)))
 
 
 def variants():
@@ -78,5 +89,7 @@ def variants():
         doc="implicit GEMM out[m, q] = sum_k A[k, m] B[k, q] (k = (c, r, s), q = output pixel of image n; "
             "filters K-major on the host, the im2col gather B done while staging): BM x BN work-group tiles, "
             "TM x TN register micro-tiles, BK-deep double-buffered __local slices; split-K into a partial "
-            "buffer summed in order by a second kernel (+bias); tile and split 'auto' from a cost model "
+            "buffer summed in order (+bias) by a second kernel or, reduce=fused, by the last work-group of "
+            "each tile (atomic arrival counter); path 'auto': 1x1 stride-1 unpadded filters read "
+            "B[k, q] = x[n, k, p] with no gather table; tile, split and reduce 'auto' from a cost model "
             "of the problem size (the plan of conv2d/numba_cuda/best)")]
