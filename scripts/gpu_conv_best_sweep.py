@@ -1,19 +1,25 @@
 """Check and time conv2d/{numba_cuda,opencl}/best over seed 004's ten cuconv presets (issue #24,
-point 3) at the default launch parameters (tile and split ``auto``: the cost model of
-refconv.backends.conv2d_gemm) and a few alternatives (each tile forced, split-K off), by refconv
-bench's own method (``refconv.bench.rows.measure``: L2 flush, stream hold, device events), after
-checking each configuration once against the spec.  Prints one JSON line per (preset, variant,
-params), with the plan the parameters resolve to and the ratio to autotuned cuDNN float32 (TF32
-off) on an H100; with an argument, also writes the rows as JSON there and a Markdown table
-beside it (same name, .md).  Needs a CUDA GPU (``--cuda gpu``, ``--opencl nvidia``).
+point 3) at the default launch parameters (tile, split, path and reduce ``auto``: the cost model
+of refconv.backends.conv2d_gemm) and alternatives chosen per preset (:func:`alternatives`: the
+earlier design, the table gather with the reduction kernel; the reduction kernel against the
+fused one; tiles forced; on the 1x1 presets split-K 1/2/4/8 with the fused reduction; on the
+others the 8x8 micro-tile ``128x128`` at split 2/4/8), by refconv bench's own method
+(``refconv.bench.rows.measure``: L2 flush, stream hold, device events), after checking each
+configuration once against the spec.  Prints one JSON line per (preset, variant, params), with
+the plan the parameters resolve to (tile, split, ``1x1``/``gather``, ``fused``), the row's wall
+time and the ratio to autotuned cuDNN float32 (TF32 off) of issue 24's closing run on an H100;
+with an argument, also writes the rows as JSON there and a Markdown table beside it (same name,
+.md).  Needs a CUDA GPU (``--cuda gpu``, ``--opencl nvidia``).
 
-    python scripts/gpu_conv_best_sweep.py [out.json] [--preset GLOB] [--backend numba_cuda|opencl] [--reps N]
+    python scripts/gpu_conv_best_sweep.py [out.json] [--preset GLOB ...] [--backend numba_cuda|opencl] [--reps N]
+    python scripts/gpu_conv_best_sweep.py sweep.json --preset 'cuconv-T3-*' --preset cuconv-E3   # 1x1 + E3
 """
 from __future__ import annotations
 
 import argparse
 import fnmatch
 import json
+import time
 
 import numpy as np
 
@@ -24,20 +30,38 @@ from refconv.bench.rows import measure
 from refconv.checking import acceptance_for, check_example
 from refconv.session import configure_backends
 
-#: autotuned cuDNN float32 (TF32 off) on an H100, µs (issue #24); E4 not given
-CUDNN_US = {"cuconv-T3-1x1-A": 66.5, "cuconv-T3-1x1-B": 24.8, "cuconv-T3-1x1-C": 7.8, "cuconv-T4-3x3-A": 67.2,
-            "cuconv-T4-3x3-B": 117.0, "cuconv-T5-5x5-A": 53.3, "cuconv-E1": 24.6, "cuconv-E2": 43.0,
+#: autotuned cuDNN float32 (TF32 off) on an H100, kernel medians, µs (issue 24's closing run,
+#: docs/performance.md, 2026-11-27); E4 not run there
+CUDNN_US = {"cuconv-T3-1x1-A": 66.7, "cuconv-T3-1x1-B": 17.4, "cuconv-T3-1x1-C": 8.46, "cuconv-T4-3x3-A": 66.6,
+            "cuconv-T4-3x3-B": 117.0, "cuconv-T5-5x5-A": 53.1, "cuconv-E1": 30.8, "cuconv-E2": 43.0,
             "cuconv-E3": 55.1}
-#: the launch parameters tried per preset: the defaults, each big tile forced (split auto), split-K off
-ALTERNATIVES = ({}, {"tile": "128x64"}, {"tile": "64x64"}, {"tile": "32x32"}, {"split": 1})
+
+
+def alternatives(g) -> list:
+    """The launch parameters tried on a problem of geometry ``g``: the defaults; the earlier design
+    (table gather, reduction kernel); each reduction forced; tiles forced; 1x1 problems: split-K
+    1, 2, 4, 8 (fused) and the 4x4 tiles; others: the 8x8 micro-tile at split 2, 4, 8 and the
+    earlier 3x3 default (128x64, reduction kernel).  Rows resolving to the same plan run once."""
+    alts = [{}, {"path": "gather", "reduce": "kernel"}, {"reduce": "kernel"}, {"reduce": "fused"}]
+    if g.is_1x1:
+        alts += [{"split": 1}] + [{"split": s, "reduce": "fused"} for s in (2, 4, 8)]
+        alts += [{"tile": "32x32"}, {"tile": "64x64"}, {"tile": "32x32", "split": 4, "reduce": "fused"}]
+    else:
+        alts += [{"tile": "128x128", "split": s} for s in (2, 4, 8)] + [{"tile": "128x128"}]
+        alts += [{"tile": "128x64"}, {"tile": "128x64", "reduce": "kernel"}, {"tile": "64x64"}]
+    return alts
+
+
+def _full(params: dict) -> dict:
+    return {"tile": "auto", "split": "auto", "path": "auto", "reduce": "auto", **params}
 
 
 def _args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?")
-    ap.add_argument("--preset", default="cuconv-*")
+    ap.add_argument("--preset", action="append", help="glob; again: a preset matching any (default cuconv-*)")
     ap.add_argument("--backend", choices=("numba_cuda", "opencl"), action="append")
-    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--reps", type=int, default=20)
     return ap.parse_args()
 
 
@@ -45,7 +69,7 @@ def _row(pname, problem, acc, vid, params, reps):
     v = registry.get(vid)
     p = {**v.default_params(), **params}
     g = G.geometry(problem)
-    plan = G.plan(g, p["tile"], p["split"], np.dtype(problem.dims["dtype"]).itemsize)
+    plan = G.plan(g, p["tile"], p["split"], np.dtype(problem.dims["dtype"]).itemsize, p["path"], p["reduce"])
     row = {"preset": pname, "variant": vid, "params": p, "plan": G.describe(plan),
            "model_us": round(G.estimate_us(g, plan), 1)}
     why = v.constraint(problem, p)
@@ -71,20 +95,24 @@ def main():
     configure_backends({"cuda": "gpu", "opencl": "nvidia"})
     backends = a.backend or ["numba_cuda", "opencl"]
     rows = []
+    globs = a.preset or ["cuconv-*"]
     for pname, pre in presets.PRESETS.items():
-        if not fnmatch.fnmatchcase(pname, a.preset):
+        if not any(fnmatch.fnmatchcase(pname, gl) for gl in globs):
             continue
         problem = pre.problem()
         acc = acceptance_for(problem)
+        g = G.geometry(problem)
         for b in backends:
             seen = set()
-            for params in ALTERNATIVES:
-                p = {"tile": "auto", "split": "auto", **params}
-                plan = G.describe(G.plan(G.geometry(problem), p["tile"], p["split"]))
+            for params in alternatives(g):
+                p = _full(params)
+                plan = G.describe(G.plan(g, p["tile"], p["split"], 4, p["path"], p["reduce"]))
                 if plan in seen:             # the same launch as an earlier row (e.g. split=1 chosen anyway)
                     continue
                 seen.add(plan)
+                t0 = time.perf_counter()
                 row = _row(pname, problem, acc, f"conv2d/{b}/best", params, a.reps)
+                row["row_s"] = round(time.perf_counter() - t0, 1)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     if a.out:
