@@ -5,7 +5,12 @@ its body are counted: 64-bit integer arithmetic (add/sub/mul/mad/div/rem/shl/shr
 32-bit integer arithmetic, float arithmetic, conversions, global/shared/constant loads and
 stores, branches.  Static counts of the compiled body (loops counted once).
 
-usage: python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
+With SASS=1 each kernel is also assembled for sm_90 (``ptxas``, then ``cuobjdump -sass``; the
+tools from PATH or triton's bundled copies) and its machine instructions counted: the whole body,
+and the body of its innermost loop (from a backward branch's target to the branch) by opcode, which
+with a variant's per-iteration outputs gives instructions an output without a GPU.
+
+usage: [SASS=1] python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
 """
 import collections
 import os
@@ -60,6 +65,41 @@ def kind(op: str) -> str:
     return "other"
 
 
+def _tool(name: str) -> str:
+    import shutil
+    found = shutil.which(name)
+    if found:
+        return found
+    import triton
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+
+
+def sass_census(ptx: str) -> str:
+    """``SASS n (loop m: OPCODE k, ...)`` of one kernel's PTX assembled for sm_90."""
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        # NVVM may write a newer PTX ISA version than the local ptxas reads; these kernels use
+        # nothing newer than PTX 8.0, so the version line is lowered to what the assembler takes
+        open(os.path.join(d, "k.ptx"), "w").write(re.sub(r"^\.version \d+\.\d+", ".version 8.0", ptx, flags=re.M))
+        subprocess.run([_tool("ptxas"), "-arch=sm_90", "-O3", "k.ptx", "-o", "k.cubin"], cwd=d, check=True)
+        sass = subprocess.run([_tool("cuobjdump"), "-sass", "k.cubin"], cwd=d, check=True,
+                              capture_output=True, text=True).stdout
+    ins = [(int(m.group(1), 16), m.group(2), m.group(3))
+           for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);", sass)]
+    # a loop: a branch to an earlier address (cuobjdump prints targets as addresses), not the
+    # trap's branch to itself
+    loops = [(int(t.group(1), 16), addr) for addr, op, rest in ins
+             if op == "BRA" and (t := re.search(r"0x([0-9a-f]+)", rest)) and int(t.group(1), 16) < addr]
+    out = f"SASS {len(ins)}"
+    if loops:
+        a, b = min(loops, key=lambda ab: ab[1] - ab[0])
+        body = [op.split(".")[0] for addr, op, _ in ins if a <= addr <= b]
+        c = collections.Counter(body)
+        out += f" (innermost loop {len(body)}: " + ", ".join(f"{k} {n}" for k, n in c.most_common(14)) + ")"
+    return out
+
+
 for arg in sys.argv[1:]:
     vid, _, desc = arg.partition("=")
     v = registry.get(vid)
@@ -82,3 +122,5 @@ for arg in sys.argv[1:]:
         c = collections.Counter(kind(o) for o in ops)
         print(f"{vid} kernel {disp.py_func.__name__}: {len(ops)} PTX instructions: "
               + ", ".join(f"{k} {n}" for k, n in sorted(c.items(), key=lambda x: -x[1])), flush=True)
+        if os.environ.get("SASS"):
+            print(f"  {sass_census(ptx)}", flush=True)

@@ -115,6 +115,30 @@ def test_trunc_on_odd_taps_equals_the_rz_add_truncation():
         assert o["truncf"](v) == rz == np.float32(f32_to_int32_rz(np.array([v]))[0])
 
 
+def test_simulated_byte_perm_is_cudas():
+    o = _sim_ops()
+    x, y = np.int32(0x44332211), np.int32(0x4B000000)
+    assert [int(o["byte_perm"](x, y, np.int32(0x7540 | b))) for b in range(4)] == [0x4B000000 | (0x11 * (b + 1)) for b in range(4)]
+    assert int(o["byte_perm"](np.int32(0x000000FF), np.int32(0x12), np.int32(0x0040))) == 0xFFFF12FF - 2 ** 32
+    assert int(o["byte_perm"](np.int32(0x0A0B), np.int32(0x0C0D), np.int32(0x5410))) == 0x0C0D0A0B
+
+
+def test_round_down_scale_on_a_biased_float_is_the_shift_and_its_low_byte_the_wrap():
+    """filter2d best_R's output stage: ``rd(t * 2**-s + 1.5 * 2**23)`` is ``1.5 * 2**23 + (t >> s)``,
+    whose low byte is ``(t >> s) mod 256``; clamping it to ``[1.5 * 2**23, 1.5 * 2**23 + 255]`` saturates."""
+    o = _sim_ops()
+    cb = np.float32(1.5 * 2.0 ** 23)
+    rng = np.random.default_rng(5)
+    t = np.concatenate([rng.integers(-2 ** 22 + 1, 2 ** 22, 3000), np.arange(-600, 600)])
+    for s in range(9):
+        for v in t:
+            q = o["fma_rd"](np.float32(v), np.float32(2.0 ** -s), cb)
+            assert q == cb + np.float32(int(v) >> s)
+            assert int(o["float_as_int"](q)) & 0xFF == (int(v) >> s) & 0xFF
+            sat = min(max(q, cb), cb + np.float32(255))
+            assert int(o["float_as_int"](sat)) & 0xFF == min(max(int(v) >> s, 0), 255)
+
+
 # ----------------------------------------------------------------------------- the kernels
 
 def _variant(vid):
@@ -129,9 +153,10 @@ def _judge(vid, spec, params):
 
 def _filter2d_cases():
     for weights, path in WEIGHTS:
-        for (h, w) in SHAPES_F2D:
+        for k, (h, w) in enumerate(SHAPES_F2D):
             for cast in ("wrap", "saturate"):
-                yield F2D.format(h=h, w=w, shift=3, cast=cast, image="random.5", weights=weights), path
+                # the shift's ends (0, 8) and a middle one: the output stage scales by 2**-shift
+                yield F2D.format(h=h, w=w, shift=(0, 3, 8, 5)[k], cast=cast, image="random.5", weights=weights), path
 
 
 @pytest.mark.parametrize("rows", [2, 4])

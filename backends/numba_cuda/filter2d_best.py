@@ -53,6 +53,7 @@ SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": 
             "rounding": ("trunc",), "out_dtype": (None,), "h": Range(3), "w": Range(3)}
 
 _M = 8388608.0          # 2**23
+_CB = 12582912.0        # 1.5 * 2**23: n + _CB for |n| < 2**22 is exact, its low byte n mod 256
 
 
 # ----------------------------------------------------------------------------- device helpers
@@ -80,8 +81,20 @@ def _sim_ops() -> dict:
     def copysign(a, b):
         return f32(np.copysign(f32(a), f32(b)))
 
+    def fma_rd(a, b, c):  # exact in float64 where used (a power-of-two scale, a sum below 2**25), then rounded down
+        v = float(a) * float(b) + float(c)
+        r = f32(v)
+        return f32(np.nextafter(r, f32(-np.inf)) if float(r) > v else r)
+
+    def byte_perm(x, y, sel):
+        """CUDA ``__byte_perm``: byte ``i`` of the result is byte ``(sel >> 4*i) & 7`` of ``y:x``."""
+        b = (int(x) & 0xFFFFFFFF) | ((int(y) & 0xFFFFFFFF) << 32)
+        r = sum(((b >> (8 * ((int(sel) >> (4 * i)) & 7))) & 0xFF) << (8 * i) for i in range(4))
+        return np.int32(r - (1 << 32) if r >= 1 << 31 else r)
+
     return dict(fadd_rz=fadd_rz, fma=fma, int_as_float=int_as_float, float_as_int=float_as_int,
-                copysign=copysign, fabs=lambda a: f32(abs(f32(a))), truncf=lambda a: f32(np.trunc(f32(a))))
+                copysign=copysign, fabs=lambda a: f32(abs(f32(a))), truncf=lambda a: f32(np.trunc(f32(a))),
+                fma_rd=fma_rd, byte_perm=byte_perm)
 
 
 def device_ops() -> dict:
@@ -93,7 +106,7 @@ def device_ops() -> dict:
     else:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
-                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf)
+                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm)
     return ops
 
 
@@ -126,12 +139,18 @@ def _load_raw(j: int, vec: bool) -> list:
 
 
 def _convert_row(j: int, slot: int, path: str, vec: bool) -> list:
-    """Lines converting raw row ``j`` into ``p{slot}_0 .. p{slot}_17`` (columns c0-1 .. c0+16)."""
+    """Lines converting raw row ``j`` into ``p{slot}_0 .. p{slot}_17`` (columns c0-1 .. c0+16).  Off
+    the ``cvt`` path a word's byte ``b`` becomes ``bits(0x4B000000 | x)`` in one byte permute
+    (``__byte_perm(q, 0x4B000000, 0x7540 | b)``), then ``- 2**23``."""
     conv = _conv(path)
     if not vec:
         return [f"p{slot}_{i} = {conv(f'b{j}_{i}')}" for i in range(18)]
     L = [f"p{slot}_0 = {conv(f'h{j}_0')}"]
-    L += [f"p{slot}_{i + 1} = {conv(f'(q{j}_{i // 4} >> S{8 * (i % 4)}) & UFF')}" for i in range(16)]
+    for i in range(16):
+        q = f"q{j}_{i // 4}"
+        x = (f"fadd(int_as_float(byte_perm(int32({q}), MAGI, SEL{i % 4})), NEGM)" if path != "cvt"
+             else conv(f"({q} >> S{8 * (i % 4)}) & UFF"))
+        L.append(f"p{slot}_{i + 1} = {x}")
     L.append(f"p{slot}_17 = {conv(f'h{j}_1')}")
     return L
 
@@ -143,9 +162,13 @@ def _trunc(t: int) -> str:
     return "truncf(s)" if t % 2 else "copysign(fadd(fadd_rz(fabs(s), M), NEGM), s)"
 
 
-def _output(i: int, path: str, rows: tuple) -> list:
-    """Lines computing ``v{i}``, the shifted int of output column c0+i from the register rows
-    ``rows`` = (top, middle, bottom) slots (taps in spec order)."""
+def _output(i: int, path: str, rows: tuple, sat: bool) -> list:
+    """Lines computing ``v{i}`` for output column c0+i from the register rows ``rows`` = (top,
+    middle, bottom) slots (taps in spec order): on the ``cvt`` path the shifted int; otherwise a
+    float ``2**23 * 1.5 + n`` whose low byte is the output byte, ``n = trunc(s) >> shift`` taken as
+    ``rd(trunc(s) * 2**-shift + 1.5 * 2**23)`` (exact: ``|n| < 2**22``, spacing 1 in ``[2**23,
+    2**24)``; ``rd``, round down, is the arithmetic shift's floor), clamped to ``[0, 255]`` when
+    saturating."""
     L = []
     taps = [(f"w{3 * a + b}", f"p{rows[a]}_{i + b}") for a in range(3) for b in range(3)]
     if path == "cvt":
@@ -158,58 +181,80 @@ def _output(i: int, path: str, rows: tuple) -> list:
     for t, (w, x) in enumerate(taps[1:], start=1):
         L.append(f"a = {_trunc(t)}")
         L.append(f"s = fma({w}, {x}, a)" if path == "exact" else f"s = fadd(a, fmul({w}, {x}))")
-    L.append("f = int32(float_as_int(fadd_rz(fabs(s), M)) - MAGI)")
-    L.append(f"v{i} = int32(int32(-f if s < F0 else f) >> shift)")
+    L.append(f"v{i} = fma_rd(truncf(s), sc, CB)")
+    if sat:
+        L.append(f"v{i} = min(max(v{i}, CB), CB255)")
     return L
 
 
-def _byte(i: int, sat: bool) -> str:
+def _byte(i: int, sat: bool, path: str) -> str:
+    if path != "cvt":
+        return f"(uint32(float_as_int(v{i})) & UFF)"
     return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
 
 
-def _store(vec: bool, sat: bool) -> list:
+def _word(q: int, sat: bool, path: str) -> str:
+    """The output word of columns c0+4q .. c0+4q+3 (byte permutes of the float results' low bytes
+    off the ``cvt`` path)."""
+    if path != "cvt":
+        f = [f"float_as_int(v{4 * q + b})" for b in range(4)]
+        return f"byte_perm(byte_perm({f[0]}, {f[1]}, PK0), byte_perm({f[2]}, {f[3]}, PK0), PK1)"
+    return " | ".join(f"({_byte(4 * q + b, sat, path)} << S{8 * b})" for b in range(4))
+
+
+def _store(vec: bool, sat: bool, path: str) -> list:
+    """Lines storing row ``r``'s 16 outputs: where the whole chunk is interior (``full``, computed
+    once before the row loop: every thread but a row's first and last) four word stores, else
+    word or byte stores each guarded by its columns."""
     L = ["ob = uint64(r) * Wu + c0u"]
     if vec:
+        L.append("if full:")
+        L += [f"    out32[(ob >> U2) + U{q}] = {_word(q, sat, path)}" for q in range(4)]
+        L.append("else:")
         for q in range(4):
-            word = " | ".join(f"({_byte(4 * q + b, sat)} << S{8 * b})" for b in range(4))
-            L.append(f"if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
-            L.append(f"    out32[(ob >> U2) + U{q}] = {word}")
-            L.append("else:")
+            L.append(f"    if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
+            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path)}")
+            L.append("    else:")
             for b in range(4):
                 i = 4 * q + b
-                L.append(f"    if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-                L.append(f"        out8[ob + U{i}] = uint8({_byte(i, sat)})")
+                L.append(f"        if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
+                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path)})")
     else:
         for i in range(COLS):
             L.append(f"if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat)})")
+            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path)})")
     return L
 
 
 def source(rows: int, path: str, vec: bool, sat: bool) -> str:
-    """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift)`` (``sat``:
-    saturate, else wrap): two input rows loaded and converted before a loop over the ``rows``
-    output rows, each of which loads and converts the next input row into the third register row
-    and rotates the rows (a loop rather than unrolled code: NVVM compiles it in a third of the time,
-    and the loop costs no measurable time)."""
+    """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sc)``
+    (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
+    third loaded before a loop over the ``rows`` output rows, each of which converts the loaded row
+    into the third register row, loads the row after it (issued before this row's arithmetic and
+    stores, so the load overlaps them), computes and stores, and rotates the rows (a loop rather
+    than unrolled code: NVVM compiles it in a third of the time, and the loop costs no measurable
+    time)."""
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
             "if c0 >= W - 1 or r0 > H - 2:",
             "    return",
-            "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U4"]
+            "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U4",
+            "full = c0 >= 1 and c0 + 15 <= W - 2"]
     body += [f"w{t} = wg[{t}]" for t in range(9)]
     body += _load_raw(0, vec) + _load_raw(1, vec)
     body += _convert_row(0, 0, path, vec) + _convert_row(1, 1, path, vec)
+    body += _load_raw(2, vec)
     loop = ["r = r0 + k", "if r > H - 2:", "    return"]
-    loop += [s.replace("r0 - 1 + 2", "r + 1") for s in _load_raw(2, vec)] + _convert_row(2, 2, path, vec)
+    loop += _convert_row(2, 2, path, vec)
+    loop += [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
     for i in range(COLS):
-        loop += _output(i, path, (0, 1, 2))
-    loop += _store(vec, sat)
+        loop += _output(i, path, (0, 1, 2), sat)
+    loop += _store(vec, sat, path)
     loop += [f"p0_{j} = p1_{j}" for j in range(18)] + [f"p1_{j} = p2_{j}" for j in range(18)]
     body.append(f"for k in range({rows}):")
     body += ["    " + x for x in loop]
-    return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift):"] + ["    " + b for b in body]) + "\n"
+    return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift, sc):"] + ["    " + b for b in body]) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
@@ -221,6 +266,8 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str):
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
               Z8=np.uint8(0), UFF=np.uint32(0xFF), I0=np.int32(0), I255=np.int32(255), min=min, max=max,
+              CB=np.float32(_CB), CB255=np.float32(_CB + 255), PK0=np.int32(0x0040), PK1=np.int32(0x5410),
+              **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in range(18)})
     return jit_source(cuda, src, fname, ns)
 
@@ -253,7 +300,8 @@ def _make_run(rows: int):
         d_img32 = d_img8.view(np.uint32) if vec else d_img8
         d_out32 = d_out.view(np.uint32)
         rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img32, d_out, d_out32, cuda.to_device(w),
-                  np.int32(H), np.int32(W), np.int32(problem.option("shift")))
+                  np.int32(H), np.int32(W), np.int32(problem.option("shift")),
+                  np.float32(2.0 ** -problem.option("shift")))
         cuda.synchronize()
         return rc.from_device(d_out, n, out)
     return run
