@@ -21,7 +21,7 @@ SOBEL = ("sobel:dtype=uint8,channels={ch},h={h},w={w}:magnitude={mag},boundary=v
 WEIGHTS = (("exact.2", "exact"), ("random.3", "magic"), ("extreme.1", "cvt"))
 #: (h, w): W % 16 == 0 takes the word / 16-byte layout, the others bytes; h = 3 is one output row
 SHAPES_F2D = ((6, 32), (9, 21), (3, 16), (5, 3))
-SHAPES_SOBEL = ((6, 8), (7, 13), (3, 4), (4, 3))
+SHAPES_SOBEL = ((6, 8), (7, 13), (3, 4), (4, 3), (5, 24), (4, 12))
 
 
 # ----------------------------------------------------------------------------- path choice

@@ -8,12 +8,15 @@ accumulated in float32 in that order (the products by +-1 and +-2 are exact, so 
 multiply-add a tap rounds exactly as the spec's product-then-sum), ``|Gx| + |Gy|`` (or
 ``sqrt(Gx*Gx + Gy*Gy)``), truncated and saturated to uint8; only the interior is written.
 
-Layout: a thread computes 4 consecutive output columns of ``R`` consecutive output rows, streaming
-the input rows top to bottom and keeping three rows of 6 gray values in registers (each pixel is
-loaded and converted to gray once per thread).  For an RGBA image with ``W % 4 == 0`` a row's 4
-pixels are two aligned 64-bit loads (the two halo pixels 32-bit loads, L1 hits) and the 4 outputs
-one 32-bit store; otherwise loads and stores are bytes.  A byte becomes a float as
-``bits(0x4B000000 | x) - 2**23`` (exact; full-rate adds instead of conversions).  The kernel body is
+Layout: a thread computes 8 consecutive output columns of ``R`` consecutive output rows, streaming
+the input rows top to bottom and keeping three rows of 10 gray values in registers (each pixel is
+loaded and converted to gray once per thread); the next row's loads are issued before the current
+row's arithmetic.  For an RGBA image with ``W % 8 == 0`` a row's 8 pixels are four aligned 64-bit
+loads (the two halo pixels 32-bit loads, L1 hits) and the 8 outputs two 32-bit stores packed by byte
+permutes; otherwise loads and stores are bytes.  A channel byte becomes ``bits(0x4B000000 | x) =
+2**23 + x`` in one byte permute, and its gray product one FMA on it (``fma(C, 2**23 + x, -C*2**23)
+= rn(C*x)``); the output ``min(m, 255)`` is truncated by an add rounded toward zero to ``2**23``,
+whose low byte it then is.  The kernel body is
 generated as straight-line code so the gray values live in registers; every index is a uint64
 (numba wraps a negative signed index around: a 64-bit compare and select a subscript).
 """
@@ -30,7 +33,9 @@ from .filter2d_best import device_ops, jit_source, row_block_constraint
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
 ROWS = (1, 2, 4, 8)
-COLS = 4
+#: output columns a thread computes (8: ten gray pixels a row for eight outputs, and the loop's
+#: address and rotation work shared by eight)
+COLS = 8
 
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
@@ -49,20 +54,30 @@ def _prod(c: int, x: str) -> str:
 
 
 def _gray_word(u: str) -> str:
-    """The gray of an RGBA pixel held in the uint32 ``u`` (R in the low byte)."""
-    r, g, b = (_prod(c, f"({u} >> S{s}) & UFF") for c, s in ((0, 0), (1, 8), (2, 16)))
+    """The gray of an RGBA pixel held in the uint32 ``u`` (R in the low byte); channel ``c`` becomes
+    ``bits(0x4B000000 | byte c)`` in one byte permute (``__byte_perm(u, 0x4B000000, 0x7540 | c)``)."""
+    r, g, b = (f"fma(C{c}, int_as_float(byte_perm(int32({u}), MAGI, SEL{c})), NC{c}M)" for c in range(3))
     return f"fadd(fadd({r}, {g}), {b})"
+
+
+def _load_raw(vec: bool) -> list:
+    """Lines loading input row ``rr`` raw for the word layout: two 64-bit words and two halo pixels."""
+    L = ["pb = uint64(rr) * Wu + c0u"]
+    L += [f"q{h} = img64[(pb >> X1) + X{h}]" for h in range(COLS // 2)]
+    return L + ["um = img32[pb - X1] if c0 > 0 else U0", f"up = img32[pb + X{COLS}] if c0 + {COLS} < W else U0"]
+
+
+def _gray_raw(p: int) -> list:
+    """Lines converting the raw row (``qa qb um up``) to gray values ``p{p}_0 .. p{p}_5``."""
+    words = ["um"] + [f"uint32(q{j // 2} {'& LO' if j % 2 == 0 else '>> S32'})" for j in range(COLS)] + ["up"]
+    return [f"p{p}_{j} = {_gray_word(u)}" for j, u in enumerate(words)]
 
 
 def _load_row(p: int, nch: int, vec: bool) -> list:
     """Lines loading input row ``rr`` as gray values ``p{p}_0 .. p{p}_5`` (columns c0-1 .. c0+4)."""
-    L = []
     if vec:
-        L += ["pb = uint64(rr) * Wu + c0u", "qa = img64[pb >> X1]", "qb = img64[(pb >> X1) + X1]",
-              "um = img32[pb - X1] if c0 > 0 else U0", "up = img32[pb + X4] if c0 + 4 < W else U0"]
-        words = ["um", "uint32(qa & LO)", "uint32(qa >> S32)", "uint32(qb & LO)", "uint32(qb >> S32)", "up"]
-        L += [f"p{p}_{j} = {_gray_word(u)}" for j, u in enumerate(words)]
-        return L
+        return _load_raw(vec) + _gray_raw(p)
+    L = []
     for j in range(COLS + 2):
         inside = "c0 > 0" if j == 0 else f"c0 + {j - 1} < W"
         idx = f"uint64(rr) * Wu + c0u + X{j} - X1"
@@ -85,33 +100,48 @@ def _output(i: int, l2: bool) -> list:
         L.append("m = sqrt(fadd(fmul(gx, gx), fmul(gy, gy)))")
     else:
         L.append("m = fadd(fabs(gx), fabs(gy))")
-    L.append(f"v{i} = U255 if m >= F255 else uint32(int32(m))")
+    # trunc + saturate of m >= 0: rz(min(m, 255) + 2**23) = 2**23 + trunc(min(m, 255)), its low byte
+    L.append(f"v{i} = float_as_int(fadd_rz(min(m, F255), M))")
     return L
 
 
 def _store(vec: bool) -> list:
+    """Lines storing row ``r``'s 4 outputs (the low bytes of ``v0 .. v3``): one word, packed by byte
+    permutes, where the 4 columns are interior (``full``, computed once before the row loop), else
+    bytes each guarded by its column."""
     L = ["ob = uint64(r) * Wu + c0u"]
     guard = lambda i: f"c0 + {i} >= 1 and c0 + {i} <= W - 2"
+    byte = lambda i: f"uint8(uint32(v{i}) & UFF)"
     if vec:
-        word = " | ".join(f"(v{i} << S{8 * i})" for i in range(COLS))
-        L += ["if c0 >= 1 and c0 + 3 <= W - 2:", f"    out32[ob >> X2] = {word}", "else:"]
-        L += [f"    if {guard(i)}:\n        out8[ob + X{i}] = uint8(v{i})" for i in range(COLS)]
+        L.append("if full:")
+        L += [f"    out32[(ob >> X2) + X{w}] = byte_perm(byte_perm(v{4 * w}, v{4 * w + 1}, PK0), "
+              f"byte_perm(v{4 * w + 2}, v{4 * w + 3}, PK0), PK1)" for w in range(COLS // 4)]
+        L.append("else:")
+        L += [f"    if {guard(i)}:\n        out8[ob + X{i}] = {byte(i)}" for i in range(COLS)]
     else:
-        L += [f"if {guard(i)}:\n    out8[ob + X{i}] = uint8(v{i})" for i in range(COLS)]
+        L += [f"if {guard(i)}:\n    out8[ob + X{i}] = {byte(i)}" for i in range(COLS)]
     return L
 
 
 def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
-    """The Python source of ``kern(img8, img32, img64, out8, out32, H, W)``."""
+    """The Python source of ``kern(img8, img32, img64, out8, out32, H, W)``: two rows converted to
+    gray before a loop over the ``rows`` output rows; in the word layout the third row is loaded
+    before the loop too, and each iteration converts it, then issues the next row's loads before its
+    own arithmetic and store (so the loads overlap them)."""
     ind = lambda lines, n: ["    " * n + s for block in lines for s in block.split("\n")]
-    body = ["c0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * 4",
+    body = [f"c0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * {COLS}",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
-            "if c0 >= W - 1 or r0 > H - 2:", "    return", "Wu = uint64(W)", "c0u = uint64(c0)"]
+            "if c0 >= W - 1 or r0 > H - 2:", "    return", "Wu = uint64(W)", "c0u = uint64(c0)",
+            f"full = c0 >= 1 and c0 + {COLS - 1} <= W - 2"]
     for p, rr in ((0, "r0 - 1"), (1, "r0")):
         body.append(f"rr = {rr}")
         body += _load_row(p, nch, vec)
-    loop = ["r = r0 + k", "if r > H - 2:", "    return", "rr = r + 1"]
-    loop += _load_row(2, nch, vec)
+    loop = ["r = r0 + k", "if r > H - 2:", "    return"]
+    if vec:
+        body += ["rr = r0 + 1"] + _load_raw(vec)
+        loop += _gray_raw(2) + ["rr = min(r + 2, H - 1)"] + _load_raw(vec)
+    else:
+        loop += ["rr = r + 1"] + _load_row(2, nch, vec)
     for i in range(COLS):
         loop += _output(i, l2)
     loop += _store(vec)
@@ -134,8 +164,9 @@ def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
               C0=f32(0.299), C1=f32(0.587), C2=f32(0.114),
               **{f"NC{i}M": f32(-c) * f32(8388608.0) for i, c in enumerate((f32(0.299), f32(0.587), f32(0.114)))}, P2=f32(2), M2=f32(-2), F0=f32(0), F255=f32(255),
               NEGM=f32(-8388608.0), MAGI=np.int32(0x4B000000), U0=np.uint32(0), U255=np.uint32(255),
-              UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32),
-              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"X{n}": np.uint64(n) for n in range(6)})
+              UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32), M=f32(8388608.0),
+              PK0=np.int32(0x0040), PK1=np.int32(0x5410), **{f"SEL{c}": np.int32(0x7540 | c) for c in range(3)},
+              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"X{n}": np.uint64(n) for n in range(COLS + 2)})
     return jit_source(cuda, src, fname, ns)
 
 
@@ -149,7 +180,7 @@ def _make_run(rows: int):
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
         nch = 0 if img.ndim == 2 else img.shape[2]
-        vec = nch == 4 and W % 4 == 0
+        vec = nch == 4 and W % COLS == 0
         k = _kernel(rows, nch, problem.option("magnitude") == "l2", vec, rc.mode())
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))
@@ -167,7 +198,7 @@ def variants():
         op="sobel", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows), supports=dict(SUPPORTS),
         params=(Param("bx", (32, 64, 128, 256), 128),), available=rc.reason, writes="interior",
         constraint=row_block_constraint(_grid, rows, 128), origin=ORIGIN,
-        doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a thread computes 4 columns x {rows} "
-             "rows from register-held gray rows (two 64-bit loads a row and one 32-bit store for RGBA with "
-             "W % 4 == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
+        doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a thread computes {COLS} columns x {rows} "
+             "rows from register-held gray rows (four 64-bit loads a row and two 32-bit stores for RGBA with "
+             f"W % {COLS} == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
         for rows in ROWS]
