@@ -5,6 +5,7 @@ configuration and writes JSON to argv[1] and a Markdown table (kernel medians ag
 targets) beside it (same name, .md).  Used by scripts/gpu_roofline_run.sh on a lent GPU."""
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import sys
@@ -64,14 +65,18 @@ def _build(kind):
 
 
 rows = []
-#: SWEEP_PRESETS=name[,name]: only those presets (default: both)
+#: SWEEP_PRESETS=name[,name]: only those presets (default: both); SWEEP_MATCH=pattern: only the
+#: variant ids that match it (fnmatch, e.g. '*/numba_cuda/best_*')
 only = [n for n in os.environ.get("SWEEP_PRESETS", "").split(",") if n]
+match = os.environ.get("SWEEP_MATCH", "*")
 for pname, cases in CASES.items():
     if only and pname not in only:
         continue
     problem = presets.PRESETS[pname].problem()
     acc = acceptance_for(problem)
     for vid, params, *build in cases:
+        if not fnmatch.fnmatch(vid, match):
+            continue
         v = registry.get(vid)
         build = build[0] if build else None
         p = {**v.default_params(), **params}
