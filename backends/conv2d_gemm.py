@@ -95,9 +95,11 @@ SLICE_US = 0.4
 REDUCE_US = 2.0
 BYTES_PER_US = 1.5e6
 #: the 1x1 path's k-tile latency floor (one global load, no table load before it); the fused
-#: reduction's fixed cost (fence, atomic, an L2 round trip) and one SM's partial-reading rate
+#: reduction's fixed cost (fence, atomic, an L2 round trip), its latency per partial (one L2 read
+#: round a z) and one SM's partial-reading rate
 SLICE_1X1_US = 0.25
 FUSED_US = 0.8
+FUSED_Z_US = 0.15
 SM_BYTES_PER_US = 1.0e5
 #: warps per SM the model calls full occupancy
 FULL_WARPS = 16
@@ -201,7 +203,7 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
     if p.split == 1:
         return main
     if p.fused:
-        return main + FUSED_US + p.split * t.bm * t.bn * itemsize / SM_BYTES_PER_US
+        return main + FUSED_US + p.split * (FUSED_Z_US + t.bm * t.bn * itemsize / SM_BYTES_PER_US)
     return main + REDUCE_US + 2 * p.split * g.M * g.NQ * itemsize / BYTES_PER_US
 
 

@@ -112,20 +112,26 @@ def _epilogue(t: G.Tile) -> list:
 
 def _fused(t: G.Tile) -> list:
     """The fused split-K reduction: fence the partials, count the block in ``cnt[tile]``; the block
-    that counted last (``split - 1`` before it) fences and sums ``part[0..split-1, m, q]`` in order."""
+    that counted last (``split - 1`` before it) fences and sums ``part[0..split-1, m, q]`` in z
+    order, z the outer loop so that the micro-tile's TM*TN loads of one z are in flight together
+    (an element outside the output reads element 0 and is not stored)."""
     L = ["cuda.threadfence()", "cuda.syncthreads()", "if tid == 0:",
          "    flag[0] = cuda.atomic.add(cnt, U(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x), 1)",
          "cuda.syncthreads()", "if flag[0] == cuda.gridDim.z - 1:", "    cuda.threadfence()",
          "    SZ = U(cuda.gridDim.z)", "    MNQ = U(M * NQ)"]
     for j in range(t.tn):
-        L += [f"    q = q0 + tx + {j * t.thx}", "    if q < NQ:",
-              "        n = q // HoWo", "        o = q + n * (M - 1) * HoWo"]
+        L += [f"    qf{j} = q0 + tx + {j * t.thx}"]
+        L += [f"    e{i}_{j} = U((m0 + ty * {t.tm} + {i}) * NQ + qf{j}) if qf{j} < NQ and m0 + ty * {t.tm} + {i} < M "
+              f"else U(0)" for i in range(t.tm)]
+    L += [f"    c{i}_{j} = part[e{i}_{j}]" for i in range(t.tm) for j in range(t.tn)]
+    L += ["    zz = U(1)", "    while zz < SZ:", "        off = zz * MNQ"]
+    L += [f"        c{i}_{j} += part[e{i}_{j} + off]" for i in range(t.tm) for j in range(t.tn)]
+    L += ["        zz += U(1)"]
+    for j in range(t.tn):
+        L += [f"    q = qf{j}", "    if q < NQ:", "        n = q // HoWo", "        o = q + n * (M - 1) * HoWo"]
         for i in range(t.tm):
-            L += [f"        m = m0 + ty * {t.tm} + {i}", "        if m < M:",
-                  "            e = U(m * NQ + q)", "            v = part[e]", "            zz = U(1)",
-                  "            while zz < SZ:", "                v += part[e + zz * MNQ]", "                zz += U(1)",
-                  "            if has_bias:", "                v += bias[U(m)]",
-                  "            out[U(o + m * HoWo)] = v"]
+            L += [f"        m = m0 + ty * {t.tm} + {i}", "        if m < M:", f"            v = c{i}_{j}",
+                  "            if has_bias:", "                v += bias[U(m)]", "            out[U(o + m * HoWo)] = v"]
     return L
 
 

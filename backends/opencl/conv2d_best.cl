@@ -94,6 +94,24 @@ inline void fused_reduce(__global T * restrict part, __global T * restrict out, 
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         volatile __global const T *vp = part;
         const long MNQ = (long)M * NQ;
+        long e[TM][TN];
+        T v[TM][TN];
+        /* z the outer loop: the micro-tile's TM*TN loads of one z in flight together; an element
+         * outside the output reads element 0 and is not stored */
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                const int m = m0 + ty * TM + i, q = q0 + tx + j * THX;
+                e[i][j] = (m < M && q < NQ) ? (long)m * NQ + q : 0;
+                v[i][j] = vp[e[i][j]];
+            }
+        for (int z = 1; z < split; ++z)
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    v[i][j] += vp[e[i][j] + z * MNQ];
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
             const int q = q0 + tx + j * THX;
@@ -103,15 +121,8 @@ inline void fused_reduce(__global T * restrict part, __global T * restrict out, 
 #pragma unroll
                 for (int i = 0; i < TM; ++i) {
                     const int m = m0 + ty * TM + i;
-                    if (m < M) {
-                        const long e = (long)m * NQ + q;
-                        T v = vp[e];
-                        for (int z = 1; z < split; ++z)
-                            v += vp[e + z * MNQ];
-                        if (has_bias)
-                            v += bias[m];
-                        out[o + (long)m * HoWo] = v;
-                    }
+                    if (m < M)
+                        out[o + (long)m * HoWo] = has_bias ? v[i][j] + bias[m] : v[i][j];
                 }
             }
         }
