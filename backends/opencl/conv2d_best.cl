@@ -52,7 +52,7 @@ inline void load_tile(const int k, __global const T * restrict ap, const int Mpa
     for (int i = 0; i < NB; ++i) {
         const int kx = k + kb + i * SB;
 #if ONE
-        rb[i] = kx < K ? x[xb + (size_t)kx * HoWo] : (T)0;
+        rb[i] = kx < K ? x[xb + kx * HoWo] : (T)0;      /* kx*HoWo < C*H*W < 2**31 (index_limit) */
 #else
         const int iy = iy0 + ktab[Kpad + kx], ix = ix0 + ktab[2 * Kpad + kx];
         rb[i] = ((uint)iy < (uint)H && (uint)ix < (uint)W) ? x[xb + ktab[kx]] : (T)0;
