@@ -6,17 +6,25 @@
  * Only the interior is written.
  *
  * A work-item computes 16 consecutive output columns of ROWS output rows, streaming the input rows
- * top to bottom and keeping three rows of 18 converted pixels in registers (no private byte arrays:
- * the 16 bytes of a row and of a chunk of outputs are four uints).  VEC=1 (W % 16 == 0):
- * a row's 16 pixels are one aligned 16-byte load (uint4 viewed as uchar16), a chunk of 16 interior
- * outputs one 16-byte store; the halo pixels and the border chunks are bytes.  VEC=0: bytes.
+ * top to bottom and keeping three rows of 18 converted pixels in registers; the next input row's raw
+ * loads (row r+2, clamped to H-1) are issued right after row r+1 is converted, before row r's
+ * arithmetic and stores, so that they overlap them (the prologue loads raw row r0+1).  VEC=1
+ * (W % 16 == 0): a row's 16 pixels are one aligned 16-byte load (uint4), the two halo pixels bytes;
+ * where the whole chunk of 16 columns is interior (`full`, tested once before the row loop) its 16
+ * outputs are one 16-byte store, else bytes each guarded by its column.  VEC=0: bytes.
  *
  * PATH (chosen on the host from the weights, see filter2d_best.py):
  *   0  the conversions as written (convert rn int->float, truncating float->int);
  *   1  every partial sum |s| < 2^22: the accumulator stays a float and (float)(int)s is
  *      trunc(s) on odd taps and copysign(rz(|s| + 2^23) - 2^23, s) on even ones (trunc_small),
- *      a pixel is as_float(0x4B000000 | x) - 2^23;
+ *      a pixel is as_float(0x4B000000 | x) - 2^23 (a word's byte b to 0x4B000000 | x in one byte
+ *      permute, PTX prmt.b32 with 0x7540 | b, with -DUSE_PTX);
  *   2  as 1, and every product and partial sum is exact: one fma a tap.
+ * On paths 1 and 2 the output stage is v = rd(trunc(s) * 2^-shift + 1.5*2^23) (an fma rounded down,
+ * PTX fma.rm.f32; portable: floor(trunc(s) * 2^-shift) + 1.5*2^23, exact): |trunc(s)| < 2^22, so v is
+ * 1.5*2^23 + (trunc(s) >> shift) exactly and the low byte of its bits is (trunc(s) >> shift) mod 256
+ * (wrap); SAT=1 clamps v to [1.5*2^23, 1.5*2^23 + 255] first.  2^-shift is the argument sc.  Four
+ * such low bytes are packed into a word by byte permutes (PTX prmt with -DUSE_PTX).
  * rz(a + b), an add rounded toward zero, is PTX add.rz.f32 with -DUSE_PTX (NVIDIA), else the
  * rounded-to-nearest sum stepped toward zero when its TwoSum error says it rounded away.
  */
@@ -36,6 +44,7 @@
 #endif
 
 #define MAGIC 8388608.0f
+#define CB 12582912.0f                        /* 1.5 * 2^23 */
 
 inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
 {
@@ -73,41 +82,92 @@ inline float pix(const uint x)
 #endif
 }
 
+/* byte b of the word u as a float */
+inline float pix_word(const uint u, const uint b)
+{
+#if PATH != 0 && defined(USE_PTX)
+    uint r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(u), "r"(0x4B000000u), "r"(0x7540u | b));
+    return as_float(r) - MAGIC;
+#else
+    return pix((u >> (8u * b)) & 0xFFu);
+#endif
+}
+
 /* (float)(int)s for |s| < 2^22, before tap t: odd taps through trunc() (cvt.rzi.f32.f32, the
  * conversion unit), even taps through the float pipe, so that the two units share the work;
  * -DTRUNC_ALL: trunc() on every tap (where no round-toward-zero add is at hand) */
 inline float trunc_small(const float s, const int t)
 {
 #ifndef TRUNC_ALL
-    if ((t & 1) == 0)
-        return copysign(fadd_rz(fabs(s), MAGIC) - MAGIC, s);
+    if ((t & 1) == 0)        /* copysign(rz(|s| + 2^23) - 2^23, s), the magnitude being >= +0: one or */
+        return as_float(as_uint(fadd_rz(fabs(s), MAGIC) - MAGIC) | (as_uint(s) & 0x80000000u));
 #endif
     return trunc(s);
 }
 
-inline void load_row(__global const uchar *restrict img, const int rr, const int c0, const int W,
-                     float *p)
+/* an input row's raw data for one work-item: its 16 pixels and the two halo pixels (VEC), or 18 bytes */
+typedef struct {
+#if VEC
+    uint4 q;
+    uint h0, h1;
+#else
+    uint b[18];
+#endif
+} raw_row;
+
+inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
 {
     const __global uchar *row = img + (size_t)rr * W;
+    raw_row q;
 #if VEC
-    const uint4 q = *(const __global uint4 *)(row + c0);
-    const uint u[4] = {q.s0, q.s1, q.s2, q.s3};
-    p[0] = pix(c0 > 0 ? row[c0 - 1] : 0);
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-        p[i + 1] = pix((u[i / 4] >> (8 * (i % 4))) & 0xFFu);
-    p[17] = pix(c0 + 16 < W ? row[c0 + 16] : 0);
+    q.q = *(const __global uint4 *)(row + c0);
+    q.h0 = c0 > 0 ? row[c0 - 1] : 0u;
+    q.h1 = c0 + 16 < W ? row[c0 + 16] : 0u;
 #else
 #pragma unroll
     for (int j = 0; j < 18; ++j) {
         const int c = c0 - 1 + j;
-        p[j] = pix(c >= 0 && c < W ? row[c] : 0);
+        q.b[j] = c >= 0 && c < W ? row[c] : 0u;
     }
+#endif
+    return q;
+}
+
+/* the raw row converted: p[0 .. 17] are columns c0-1 .. c0+16 */
+inline void convert_row(const raw_row q, float *p)
+{
+#if VEC
+    const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
+    p[0] = pix(q.h0);
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+        p[i + 1] = pix_word(u[i / 4], i % 4);
+    p[17] = pix(q.h1);
+#else
+#pragma unroll
+    for (int j = 0; j < 18; ++j)
+        p[j] = pix(q.b[j]);
 #endif
 }
 
-inline int output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
-                  const int shift)
+#if PATH != 0
+/* rd(t * sc + 1.5*2^23) for an integer t, |t| < 2^22, sc = 2^-shift: 1.5*2^23 + (t >> shift) */
+inline float scale_rd(const float t, const float sc)
+{
+#ifdef USE_PTX
+    float v;
+    asm("fma.rm.f32 %0, %1, %2, %3;" : "=f"(v) : "f"(t), "f"(sc), "f"(CB));
+    return v;
+#else
+    return floor(t * sc) + CB;           /* t * sc exact, and the sum exact (spacing 1 in [2^23, 2^24)) */
+#endif
+}
+#endif
+
+/* output column c0+i: its byte in the low byte of the result (the higher bytes are not zero) */
+inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
+                   const int shift, const float sc)
 {
     const float x[9] = {p0[i], p0[i + 1], p0[i + 2], p1[i], p1[i + 1], p1[i + 2],
                         p2[i], p2[i + 1], p2[i + 2]};
@@ -116,7 +176,12 @@ inline int output(const float *w, const float *p0, const float *p1, const float 
 #pragma unroll
     for (int t = 1; t < 9; ++t)
         a = f2i_rz_sat((float)a + w[t] * x[t]);
-    return a >> shift;
+    a >>= shift;
+#if SAT
+    return (uint)clamp(a, 0, 255);
+#else
+    return (uint)a;
+#endif
 #else
     float s = w[0] * x[0];
 #pragma unroll
@@ -128,52 +193,70 @@ inline int output(const float *w, const float *p0, const float *p1, const float 
         s = a + w[t] * x[t];
 #endif
     }
-    const int f = as_int(fadd_rz(fabs(s), MAGIC)) - 0x4B000000;
-    return (s < 0.0f ? -f : f) >> shift;
+    float v = scale_rd(trunc(s), sc);
+#if SAT
+    v = fmin(fmax(v, CB), CB + 255.0f);
+#endif
+    return as_uint(v);
+#endif
+}
+
+/* the low bytes of a, b, c, d packed into one word (a lowest) */
+inline uint pack4(const uint a, const uint b, const uint c, const uint d)
+{
+#ifdef USE_PTX
+    uint ab, cd, r;
+    asm("prmt.b32 %0, %1, %2, 0x0040;" : "=r"(ab) : "r"(a), "r"(b));
+    asm("prmt.b32 %0, %1, %2, 0x0040;" : "=r"(cd) : "r"(c), "r"(d));
+    asm("prmt.b32 %0, %1, %2, 0x5410;" : "=r"(r) : "r"(ab), "r"(cd));
+    return r;
+#else
+    return as_uint((uchar4)((uchar)a, (uchar)b, (uchar)c, (uchar)d));
 #endif
 }
 
 __kernel void filter2d_best(__global const uchar *restrict img, __global const float *restrict wts,
-                            __global uchar *restrict out, const int H, const int W, const int shift)
+                            __global uchar *restrict out, const int H, const int W, const int shift,
+                            const float sc)
 {
     const int c0 = (int)get_global_id(0) * 16;
     const int r0 = 1 + (int)get_global_id(1) * ROWS;
     if (c0 >= W - 1 || r0 > H - 2)
         return;
+    const bool full = c0 >= 1 && c0 + 15 <= W - 2;
     float w[9];
 #pragma unroll
     for (int t = 0; t < 9; ++t)
         w[t] = wts[t];
     float p0[18], p1[18], p2[18];
-    load_row(img, r0 - 1, c0, W, p0);
-    load_row(img, r0, c0, W, p1);
+    raw_row q = load_raw(img, r0 - 1, c0, W);
+    convert_row(q, p0);
+    q = load_raw(img, r0, c0, W);
+    convert_row(q, p1);
+    q = load_raw(img, r0 + 1, c0, W);
 #pragma unroll
     for (int k = 0; k < ROWS; ++k) {
         const int r = r0 + k;
         if (r > H - 2)
             return;
-        load_row(img, r + 1, c0, W, p2);
-        uint o[4] = {0u, 0u, 0u, 0u};
+        convert_row(q, p2);
+        q = load_raw(img, min(r + 2, H - 1), c0, W);   /* the next row's loads, before this row's work */
+        uint o[16];
 #pragma unroll
-        for (int i = 0; i < 16; ++i) {
-            const int v = output(w, p0, p1, p2, i, shift);
-#if SAT
-            o[i / 4] |= (uint)clamp(v, 0, 255) << (8 * (i % 4));
-#else
-            o[i / 4] |= ((uint)v & 0xFFu) << (8 * (i % 4));
-#endif
-        }
+        for (int i = 0; i < 16; ++i)
+            o[i] = output(w, p0, p1, p2, i, shift, sc);
         __global uchar *orow = out + (size_t)r * W;
 #if VEC
-        if (c0 >= 1 && c0 + 15 <= W - 2) {
-            *(__global uint4 *)(orow + c0) = (uint4)(o[0], o[1], o[2], o[3]);
+        if (full) {
+            *(__global uint4 *)(orow + c0) = (uint4)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]),
+                                                     pack4(o[8], o[9], o[10], o[11]), pack4(o[12], o[13], o[14], o[15]));
         } else
 #endif
         {
 #pragma unroll
             for (int i = 0; i < 16; ++i)
                 if (c0 + i >= 1 && c0 + i <= W - 2)
-                    orow[c0 + i] = (uchar)(o[i / 4] >> (8 * (i % 4)));
+                    orow[c0 + i] = (uchar)o[i];
         }
 #pragma unroll
         for (int j = 0; j < 18; ++j) {

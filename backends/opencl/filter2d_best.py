@@ -2,9 +2,15 @@
 twins of ``filter2d/numba_cuda/best_R{R}`` (``filter2d_best.cl``; the arithmetic paths and their
 conditions are those of ``refconv.backends.filter2d_arith.choose_path``).
 
-A work-item computes 16 output columns x ``R`` output rows; where ``W % 16 == 0`` a row's 16
-pixels are one 16-byte load and 16 interior outputs one 16-byte store.  On NVIDIA the kernel's
-round-toward-zero add is PTX ``add.rz.f32`` (``-DUSE_PTX``); elsewhere a portable TwoSum form.
+A work-item computes 16 output columns x ``R`` output rows, the next input row's loads issued
+before the current row's arithmetic and stores; where ``W % 16 == 0`` a row's 16 pixels are one
+16-byte load and, where the work-item's 16 columns are all interior (tested once), its outputs one
+16-byte store.  Off the ``cvt`` path a pixel byte becomes ``as_float(0x4B000000 | x) - 2**23`` and the
+output is ``v = rd(trunc(s) * 2**-shift + 1.5 * 2**23)`` (clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]``
+to saturate), the low byte of whose bits is the wrapped ``trunc(s) >> shift``; ``2**-shift`` is the
+kernel argument ``sc``.  On NVIDIA (``-DUSE_PTX``) the round-toward-zero add is PTX ``add.rz.f32``, the
+round-down scale ``fma.rm.f32`` and the byte moves ``prmt.b32`` byte permutes; elsewhere portable OpenCL
+C giving the same bits (a TwoSum-corrected add, ``floor(t * sc) + 1.5 * 2**23``, shifts and masks).
 """
 from __future__ import annotations
 
@@ -61,17 +67,19 @@ def _make(rows: int) -> Variant:
         k = oc.kernel(SRC, "filter2d_best", options(rows, choose_path(w, arith), vec, sat), SRC_NAME)
         return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
                          np.int32(H), np.int32(W), np.int32(problem.option("shift")),
-                         out=out, what=f"filter2d/opencl/{name}")
+                         np.float32(2.0 ** -problem.option("shift")), out=out, what=f"filter2d/opencl/{name}")
 
     return Variant(
         op="filter2d", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
         params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64), Param("arith", ("auto", "cvt"), "auto")),
         available=oc.available, writes="interior", constraint=constraint, origin=ORIGIN,
-        doc=(f"3x3 uint8 filter, a work-item computes 16 columns x {rows} rows from register-held input rows "
-             "(one 16-byte load a row and one 16-byte store a chunk where W % 16 == 0, bytes otherwise); "
+        doc=(f"3x3 uint8 filter, a work-item computes 16 columns x {rows} rows from register-held input rows, "
+             "the next row's loads issued before the row's arithmetic (one 16-byte load a row and one 16-byte "
+             "store a chunk where W % 16 == 0 and the chunk is interior, bytes otherwise); "
              "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) or, where the "
              "weights bound every partial sum below 2**22, through exact round-toward-zero float adds (one fma a tap "
-             "when every product and sum is exact); acc>>shift, wrap or saturate; interior only"))
+             "when every product and sum is exact) and then acc>>shift as one round-down fma on a 1.5*2**23-biased "
+             "float (its low byte the wrapped result; clamped to saturate); interior only"))
 
 
 def variants() -> list[Variant]:

@@ -5,10 +5,20 @@
  * products by +-2 are exact, so fma(+-2, p, acc) rounds exactly as product-then-sum), |Gx|+|Gy|
  * or sqrt(Gx*Gx+Gy*Gy), truncated and saturated to uchar; only the interior is written.
  *
- * A work-item computes 4 consecutive output columns of ROWS output rows, streaming input rows top
- * to bottom with three rows of 6 gray values in registers.  VEC=1 (CH == 4, W % 4 == 0): a row's
- * 4 pixels are one aligned 16-byte load (the two halo pixels 4-byte loads), the 4 outputs one
- * 4-byte store.  VEC=0: bytes.  A byte becomes a float as as_float(0x4B000000 | x) - 2^23 (exact).
+ * A work-item computes COLS = 8 consecutive output columns of ROWS output rows, streaming input
+ * rows top to bottom with three rows of 10 gray values in registers; the next input row's raw
+ * loads (row r+2, clamped to H-1) are issued right after row r+1 is converted, before row r's
+ * arithmetic and stores, so that they overlap them.  VEC=1 (CH == 4, W % 8 == 0): a row's 8 pixels
+ * (32 bytes) are two aligned 16-byte loads (uint4), the two halo pixels 4-byte loads, and the 8
+ * outputs one 8-byte store (uint2) where the whole chunk is interior (`full`, tested once before
+ * the row loop), else bytes each guarded by its column.  VEC=0: bytes, the next row loaded and
+ * converted at the top of each iteration.
+ *
+ * A channel byte x becomes X = as_float(0x4B000000 | x) = 2^23 + x (one byte permute, PTX prmt,
+ * with -DUSE_PTX), and its gray product one fma on it: fma(C, X, -C*2^23) = rn(C*x) (-DGRAY_FMA=0:
+ * C * (X - 2^23)).  The output: with -DUSE_PTX, min(m, 255) added to 2^23 rounding toward zero
+ * (PTX add.rz.f32) is 2^23 + trunc(min(m, 255)), whose low byte is the output (m >= 0); the
+ * portable build takes convert_uchar_sat_rtz(m), the same byte.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -24,29 +34,38 @@
 #ifndef L2
 #define L2 0
 #endif
-
-inline float cv(const uint x)
-{
-    return as_float(0x4B000000u | x) - 8388608.0f;
-}
-
-/* rn(c * x) for a byte x, as fma(c, X, -c * 2^23) with X = as_float(0x4B000000 | x) = 2^23 + x: the
- * exact value is c * x (c * 2^23 is exact), rounded once; one fma instead of a subtract and a multiply */
 #ifndef GRAY_FMA
 #define GRAY_FMA 1
 #endif
-inline float prod(const float c, const uint x)
+#define COLS 8
+#define MAGIC 8388608.0f
+
+/* as_float(0x4B000000 | byte b of u) = 2^23 + that byte */
+inline float magic_byte(const uint u, const uint b)
+{
+#ifdef USE_PTX
+    uint r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(u), "r"(0x4B000000u), "r"(0x7540u | b));
+    return as_float(r);
+#else
+    return as_float(0x4B000000u | ((u >> (8u * b)) & 0xFFu));
+#endif
+}
+
+/* rn(c * x) from X = 2^23 + x, as fma(c, X, -c * 2^23): the exact value is c * x (c * 2^23 is
+ * exact), rounded once; one fma instead of a subtract and a multiply */
+inline float prod(const float c, const float X)
 {
 #if GRAY_FMA
-    return fma(c, as_float(0x4B000000u | x), -c * 8388608.0f);
+    return fma(c, X, -c * MAGIC);
 #else                                      /* -DGRAY_FMA=0: the subtract and the multiply */
-    return c * cv(x);
+    return c * (X - MAGIC);
 #endif
 }
 
 inline float gray_word(const uint u)     /* RGBA pixel, R in the low byte */
 {
-    return (prod(0.299f, u & 0xFFu) + prod(0.587f, (u >> 8) & 0xFFu)) + prod(0.114f, (u >> 16) & 0xFFu);
+    return (prod(0.299f, magic_byte(u, 0)) + prod(0.587f, magic_byte(u, 1))) + prod(0.114f, magic_byte(u, 2));
 }
 
 inline float gray_bytes(__global const uchar *img, const int rr, const int c, const int W)
@@ -55,32 +74,55 @@ inline float gray_bytes(__global const uchar *img, const int rr, const int c, co
         return 0.0f;
     const size_t i = (size_t)rr * W + c;
 #if CH == 0
-    return cv(img[i]);
+    return as_float(0x4B000000u | img[i]) - MAGIC;
 #else
     const __global uchar *q = img + i * CH;
-    return (prod(0.299f, q[0]) + prod(0.587f, q[1])) + prod(0.114f, q[2]);
+    return (prod(0.299f, as_float(0x4B000000u | q[0])) + prod(0.587f, as_float(0x4B000000u | q[1])))
+           + prod(0.114f, as_float(0x4B000000u | q[2]));
 #endif
+}
+
+/* VEC: an input row's raw words for one work-item: its 8 pixels and the two halo pixels */
+typedef struct {
+    uint4 a, b;
+    uint m, p;
+} raw_row;
+
+inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
+{
+    const __global uint *row = (const __global uint *)img + (size_t)rr * W;
+    raw_row q;
+    q.a = *(const __global uint4 *)(row + c0);
+    q.b = *(const __global uint4 *)(row + c0 + 4);
+    q.m = c0 > 0 ? row[c0 - 1] : 0u;
+    q.p = c0 + COLS < W ? row[c0 + COLS] : 0u;
+    return q;
+}
+
+/* the raw row converted to gray: p[0 .. 9] are columns c0-1 .. c0+8 (a zero halo word is gray 0) */
+inline void gray_raw(const raw_row q, float *p)
+{
+    p[0] = gray_word(q.m);
+    p[1] = gray_word(q.a.s0);
+    p[2] = gray_word(q.a.s1);
+    p[3] = gray_word(q.a.s2);
+    p[4] = gray_word(q.a.s3);
+    p[5] = gray_word(q.b.s0);
+    p[6] = gray_word(q.b.s1);
+    p[7] = gray_word(q.b.s2);
+    p[8] = gray_word(q.b.s3);
+    p[9] = gray_word(q.p);
 }
 
 inline void load_row(__global const uchar *restrict img, const int rr, const int c0, const int W, float *p)
 {
-#if VEC
-    const __global uint *row = (const __global uint *)img + (size_t)rr * W;
-    const uint4 q = *(const __global uint4 *)(row + c0);
-    p[0] = c0 > 0 ? gray_word(row[c0 - 1]) : 0.0f;
-    p[1] = gray_word(q.s0);
-    p[2] = gray_word(q.s1);
-    p[3] = gray_word(q.s2);
-    p[4] = gray_word(q.s3);
-    p[5] = c0 + 4 < W ? gray_word(row[c0 + 4]) : 0.0f;
-#else
 #pragma unroll
-    for (int j = 0; j < 6; ++j)
+    for (int j = 0; j < COLS + 2; ++j)
         p[j] = gray_bytes(img, rr, c0 - 1 + j, W);
-#endif
 }
 
-inline uchar result(const float *p0, const float *p1, const float *p2, const int i)
+/* output column c0+i's byte, in the low byte of the result (the higher bytes are not zero) */
+inline uint result(const float *p0, const float *p1, const float *p2, const int i)
 {
     float gx = -p0[i] + p0[i + 2];
     gx = fma(-2.0f, p1[i], gx);
@@ -97,42 +139,78 @@ inline uchar result(const float *p0, const float *p1, const float *p2, const int
 #else
     const float m = fabs(gx) + fabs(gy);
 #endif
+#ifdef USE_PTX
+    /* trunc + saturate of m >= 0: rz(min(m, 255) + 2^23) = 2^23 + trunc(min(m, 255)), its low byte */
+    float v;
+    asm("add.rz.f32 %0, %1, %2;" : "=f"(v) : "f"(fmin(m, 255.0f)), "f"(MAGIC));
+    return as_uint(v);
+#else
     return convert_uchar_sat_rtz(m);
+#endif
+}
+
+/* the low bytes of a, b, c, d packed into one word (a lowest) */
+inline uint pack4(const uint a, const uint b, const uint c, const uint d)
+{
+#ifdef USE_PTX
+    uint ab, cd, r;
+    asm("prmt.b32 %0, %1, %2, 0x0040;" : "=r"(ab) : "r"(a), "r"(b));
+    asm("prmt.b32 %0, %1, %2, 0x0040;" : "=r"(cd) : "r"(c), "r"(d));
+    asm("prmt.b32 %0, %1, %2, 0x5410;" : "=r"(r) : "r"(ab), "r"(cd));
+    return r;
+#else
+    return as_uint((uchar4)((uchar)a, (uchar)b, (uchar)c, (uchar)d));
+#endif
 }
 
 __kernel void sobel_best(__global const uchar *restrict img, __global uchar *restrict out,
                          const int H, const int W)
 {
-    const int c0 = (int)get_global_id(0) * 4;
+    const int c0 = (int)get_global_id(0) * COLS;
     const int r0 = 1 + (int)get_global_id(1) * ROWS;
     if (c0 >= W - 1 || r0 > H - 2)
         return;
-    float p0[6], p1[6], p2[6];
+    float p0[COLS + 2], p1[COLS + 2], p2[COLS + 2];
+#if VEC
+    const bool full = c0 >= 1 && c0 + COLS - 1 <= W - 2;
+    raw_row q = load_raw(img, r0 - 1, c0, W);
+    gray_raw(q, p0);
+    q = load_raw(img, r0, c0, W);
+    gray_raw(q, p1);
+    q = load_raw(img, r0 + 1, c0, W);
+#else
     load_row(img, r0 - 1, c0, W, p0);
     load_row(img, r0, c0, W, p1);
+#endif
+#pragma unroll 1                           /* a loop, as the Numba twin's */
     for (int k = 0; k < ROWS; ++k) {
         const int r = r0 + k;
         if (r > H - 2)
             return;
+#if VEC
+        gray_raw(q, p2);
+        q = load_raw(img, min(r + 2, H - 1), c0, W);   /* the next row's loads, before this row's work */
+#else
         load_row(img, r + 1, c0, W, p2);
-        uchar o[4];
+#endif
+        uint o[COLS];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < COLS; ++i)
             o[i] = result(p0, p1, p2, i);
         __global uchar *orow = out + (size_t)r * W;
 #if VEC
-        if (c0 >= 1 && c0 + 3 <= W - 2) {
-            *(__global uchar4 *)(orow + c0) = vload4(0, o);
+        if (full) {
+            *(__global uint2 *)(orow + c0) = (uint2)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]));
         } else
 #endif
         {
 #pragma unroll
-            for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < COLS; ++i)
                 if (c0 + i >= 1 && c0 + i <= W - 2)
-                    orow[c0 + i] = o[i];
+                    orow[c0 + i] = (uchar)o[i];
         }
 #pragma unroll
-        for (int j = 0; j < 6; ++j) {
+        for (int j = 0; j < COLS + 2; ++j) {
             p0[j] = p1[j];
             p1[j] = p2[j];
         }

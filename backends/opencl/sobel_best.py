@@ -1,7 +1,13 @@
 """sobel on OpenCL: refconv's own fastest kernels (issue #24), ``best_R{R}``, the twins of
-``sobel/numba_cuda/best_R{R}`` (``sobel_best.cl``): a work-item computes 4 output columns x ``R``
-output rows from register-held gray rows; an RGBA row with ``W % 4 == 0`` is one 16-byte load per
-work-item and the 4 outputs one 4-byte store; spec arithmetic bit for bit."""
+``sobel/numba_cuda/best_R{R}`` (``sobel_best.cl``): a work-item computes 8 output columns x ``R``
+output rows from register-held gray rows, the next input row's loads issued before the current row's
+arithmetic; an RGBA row with ``W % 8 == 0`` is two 16-byte loads per work-item (and two 4-byte halo
+loads) and the 8 outputs one 8-byte store where the chunk is interior; spec arithmetic bit for bit.
+
+A channel byte becomes ``2**23 + x`` as ``as_float(0x4B000000 | x)`` and its gray product one fma on
+it (``fma(C, 2**23 + x, -C * 2**23) = rn(C*x)``); on NVIDIA (``-DUSE_PTX``) the byte to float is one
+PTX byte permute and the truncating, saturating output ``rz(min(m, 255) + 2**23)`` (``add.rz.f32``,
+the low byte), elsewhere portable OpenCL C giving the same bits."""
 from __future__ import annotations
 
 import importlib.resources
@@ -16,19 +22,23 @@ SRC_NAME = "sobel_best.cl"
 SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
 ROWS = (1, 2, 4, 8)
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads per work-item; spec of seed 002"
+#: output columns a work-item computes (the Numba twin's COLS)
+COLS = 8
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
             "cast": ("saturate",), "rounding": ("trunc",)}
 
 
 def options(rows: int, ch: int, l2: bool, vec: bool) -> tuple:
-    """The build options of one specialisation (correctly rounded sqrt for the L2 magnitude)."""
-    return ("-cl-fp32-correctly-rounded-divide-sqrt", f"-DROWS={rows}", f"-DCH={ch}", f"-DL2={int(l2)}",
+    """The build options of one specialisation (correctly rounded sqrt for the L2 magnitude;
+    ``-DUSE_PTX`` on the NVIDIA target)."""
+    opts = ("-cl-fp32-correctly-rounded-divide-sqrt", f"-DROWS={rows}", f"-DCH={ch}", f"-DL2={int(l2)}",
             f"-DVEC={int(vec)}")
+    return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
 
 
 def _global(H: int, W: int, rows: int, wg_x: int) -> tuple:
-    return (oc.roundup(-(-W // 4), wg_x), -(-max(H - 2, 1) // rows))
+    return (oc.roundup(-(-W // COLS), wg_x), -(-max(H - 2, 1) // rows))
 
 
 def _make(rows: int) -> Variant:
@@ -45,7 +55,7 @@ def _make(rows: int) -> Variant:
         ch = 0 if img.ndim == 2 else img.shape[2]
         if out.shape != (H, W) or out.dtype != np.uint8:
             raise ValueError(f"sobel/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
-        vec = ch == 4 and W % 4 == 0
+        vec = ch == 4 and W % COLS == 0
         k = oc.kernel(SRC, "sobel_best", options(rows, ch, problem.option("magnitude") == "l2", vec), SRC_NAME)
         return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.OUT,
                          np.int32(H), np.int32(W), out=out, what=f"sobel/opencl/{name}")
@@ -54,9 +64,10 @@ def _make(rows: int) -> Variant:
         op="sobel", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
         params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64),), available=oc.available, writes="interior",
         constraint=constraint, origin=ORIGIN,
-        doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a work-item computes 4 columns x {rows} "
-             "rows from register-held gray rows (one 16-byte load a row and one 4-byte store for RGBA with "
-             "W % 4 == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
+        doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a work-item computes {COLS} columns x "
+             f"{rows} rows from register-held gray rows, the next row's loads issued before the row's arithmetic (two "
+             f"16-byte loads a row and one 8-byte store for RGBA with W % {COLS} == 0, bytes otherwise); spec "
+             "arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
 
 
 def variants() -> list[Variant]:
