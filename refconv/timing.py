@@ -10,10 +10,12 @@ sum.  Outside a collection :func:`active` is false and :func:`record` does nothi
 checker and ordinary runs pay nothing.  A backend whose device is simulated (timings that mean
 nothing) passes ``simulated=True``; the bench then labels the row instead of reporting a time.
 
-Before each timed launch a GPU backend overwrites :func:`flush_bytes` bytes of device memory on
-the launch's stream (the bench's ``--flush-bytes``): the L2 cache is cold, and the device is busy
-while the host issues the launch, so the start event fires when the flush ends, not when the host
-began.
+Before each timed launch a GPU backend reads :func:`flush_bytes` bytes of device memory on the
+launch's stream (the bench's ``--flush-bytes``): the L2 cache is cold and clean (a read evicts the
+lines earlier work left dirty, and their write-back happens during the flush; a write-based flush
+would leave the L2 full of its own dirty lines, whose write-back the timed kernel would pay), and
+the device is busy while the host issues the launch, so the start event fires when the flush ends,
+not when the host began.
 
 Backends may also hand the bench a :class:`BenchHooks` (``Backend.bench``): a device-to-device
 copy for the copy-bandwidth roofline, and whether the device is simulated.  Nothing here names a

@@ -95,24 +95,58 @@ def io_bytes(problem, out_elements: int, out_itemsize: int) -> int:
 
 _scratch: dict = {}
 
+#: the value whose appearance as a flush's xor makes it write its one word (never, in practice:
+#: the write only keeps the compiler from dropping the loads)
+_FLUSH_SENTINEL = 0x9E3779B97F4A7C15
+
+
+@functools.lru_cache(maxsize=None)
+def _flush_kernel(mode: str):
+    """``touch(buf, sink)``: reads every uint64 of ``buf`` (grid-stride), writes ``sink[0]`` only if
+    their xor is the sentinel.  One per mode (GPU or simulator)."""
+    cuda = _env.cuda()
+    # defined in a namespace of its own: the simulator runs a kernel with ``cuda`` swapped in its
+    # globals, which a closure variable would escape
+    ns = {"cuda": cuda, "np": np, "SENTINEL": np.uint64(_FLUSH_SENTINEL)}
+    exec(_TOUCH_SRC, ns)
+    return cuda.jit(ns["touch"])
+
+
+_TOUCH_SRC = """
+def touch(buf, sink):
+    i = cuda.grid(1)
+    step = cuda.gridsize(1)
+    acc = np.uint64(0)
+    while i < buf.size:
+        acc ^= buf[i]
+        i += step
+    if acc == SENTINEL:
+        sink[0] = acc
+"""
+
 
 def flush(stream=0):
-    """Overwrite ``refconv.timing.flush_bytes()`` bytes of device memory on ``stream`` (a
-    device-to-device copy between two scratch buffers): the next launch finds a cold L2, and its
-    start event is reached only after the copy, by when the host has issued the launch.  4 KiB
+    """Read ``refconv.timing.flush_bytes()`` bytes of device memory on ``stream`` (a grid-stride
+    xor of a scratch buffer, :func:`_flush_kernel`): the next launch finds a cold and *clean* L2
+    (reads evict the lines earlier work left dirty, and their write-back happens here, not in the
+    timed kernel; a write-based flush would leave the L2 full of its own dirty lines), and its
+    start event is reached only after the read, by when the host has issued the launch.  4 KiB
     under the simulator (its times mean nothing; the path is exercised)."""
     from refconv import timing
     n = timing.flush_bytes()
     if n <= 0:
         return
-    if _env.is_sim():
+    sim = _env.is_sim()
+    if sim:
         n = min(n, 4096)
     bufs = _scratch.get(n)
     if bufs is None:
         cuda = _env.cuda()
         _scratch.clear()
-        bufs = _scratch[n] = (cuda.device_array(n, np.uint8), cuda.device_array(n, np.uint8))
-    bufs[1].copy_to_device(bufs[0], stream=stream)
+        bufs = _scratch[n] = (cuda.to_device(np.zeros(max(n // 8, 1), np.uint64)),
+                              cuda.device_array(1, np.uint64))
+    blocks, threads = (1, 32) if sim else (min(cdiv(bufs[0].size, 256), 4096), 256)
+    _flush_kernel("sim" if sim else "gpu")[blocks, threads, stream](*bufs)
 
 
 class _Hold:

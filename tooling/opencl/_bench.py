@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _platform
 from ._buffers import in_buf, scratch
+from ._build import kernel as _kernel
 
 
 def _profiled(ev) -> float:
@@ -22,11 +23,27 @@ def _flushes() -> bool:
     return _platform.target() == "nvidia"
 
 
+#: reads every ulong of the buffer (grid-stride) and writes its one word only if their xor is the
+#: sentinel (never, in practice: the write keeps the compiler from dropping the loads)
+_TOUCH = """
+__kernel void touch(__global const ulong *buf, const ulong n, __global ulong *sink)
+{
+    ulong acc = 0;
+    for (size_t i = get_global_id(0); i < n; i += get_global_size(0))
+        acc ^= buf[i];
+    if (acc == 0x9E3779B97F4A7C15UL)
+        sink[0] = acc;
+}
+"""
+
+
 def flush(queue) -> None:
-    """On the nvidia target, overwrite ``refconv.timing.flush_bytes()`` bytes of device memory
-    (a buffer-to-buffer copy on the in-order ``queue``) so that the next kernel finds a cold L2.
-    CPU targets (PoCL) and Oclgrind are not flushed.  Profiling events time the kernel itself,
-    so the host's launch overhead is never in them."""
+    """On the nvidia target, read ``refconv.timing.flush_bytes()`` bytes of device memory (a
+    grid-stride xor over a scratch buffer on the in-order ``queue``) so that the next kernel finds
+    a cold and clean L2: reads evict the lines earlier work left dirty (their write-back happens
+    here, not in the timed kernel), where a write-based flush would leave the L2 full of its own
+    dirty lines.  CPU targets (PoCL) and Oclgrind are not flushed.  Profiling events time the
+    kernel itself, so the host's launch overhead is never in them."""
     import pyopencl as cl
     from refconv import timing
     n = timing.flush_bytes()
@@ -36,9 +53,13 @@ def flush(queue) -> None:
     key = (id(e.ctx), n)
     if key not in _scratch:
         _scratch.clear()
-        _scratch[key] = (scratch(e, n), scratch(e, n))
-    src, dst = _scratch[key]
-    cl.enqueue_copy(queue, dst, src, byte_count=n)
+        buf = scratch(e, n)
+        cl.enqueue_fill_buffer(queue, buf, np.uint8(0), 0, n)
+        _scratch[key] = (buf, scratch(e, 8))
+    buf, sink = _scratch[key]
+    words = n // 8
+    k = _kernel(e, _TOUCH, "touch", (), "<refconv L2 flush>")
+    k(queue, (min(-(-words // 256), 4096) * 256,), (256,), buf, np.uint64(words), sink)
 
 
 def timed(kernel):
