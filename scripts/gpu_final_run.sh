@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #24's closing GPU runs on a lent NVIDIA machine (set-up: scripts/device_env.sh; carry .whl/).
 # usage: bash scripts/gpu_final_run.sh STEP...   (each with its own time limit, env NAME_LIMIT)
-#   check   refconv check --profile gpu of the variants changed or added for issue 24
+#   check   refconv check --profile gpu of the project's best variants (filter2d, sobel, conv2d; both twins)
 #   images  refconv bench: filter2d and sobel presets (best variants, the seed variants named in the
 #           issue, every peer)
 #   matvec  refconv bench: matvec-16384, every variant
@@ -26,8 +26,8 @@ steps="$*"
 for s in $steps; do
   case $s in
     check) timeout ${CHECK_LIMIT:-170} $R check --cuda gpu --opencl nvidia --profile gpu --examples 2 \
-             --variant 'filter2d/*/best_*' --variant 'conv2d/*/best' --variant 'sobel/numba_cuda/*' \
-             --variant 'conv2d/numba_cuda/cuconv_*' --variant 'matvec/numba_cuda/*' > "$OUT/check.txt" 2>&1
+             --variant 'filter2d/*/best_*' --variant 'conv2d/*/best' --variant 'sobel/*/best_*' \
+             > "$OUT/check.txt" 2>&1
            echo "check exit $?"; grep -E "^ (pass|fail|error|hang|skip)|variants:" "$OUT/check.txt" ;;
     images) bench images ${IMAGES_LIMIT:-200} --preset filter2d-u8-3x3-3072,sobel-4096x3072 --repeat 20 \
               --variant 'best_*' --variant '*/CM_CF8' --variant '*/GM_CF8_Vec' --variant '*/gmem' \
