@@ -35,6 +35,8 @@ CASES = {
     "sobel-4096x3072": [
         *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (1, 2, 4, 8)],
         ("sobel/opencl/best_R8", {}, "gray_mul"), ("sobel/opencl/best_R4", {}, "gray_mul"),
+        ("sobel/opencl/best_R8", {}, "no_ptx"), ("sobel/opencl/best_R4", {}, "no_ptx"),
+        ("sobel/opencl/best_R8", {}, "no_ptx_gray_mul"),
         ("sobel/numba_cuda/best_R8", {"bx": 64}), ("sobel/opencl/best_R8", {"wg_x": 64}),
         ("sobel/numba_cuda/best_R8", {"bx": 256}), ("sobel/opencl/best_R8", {"wg_x": 256}),
         ("sobel/numba_cuda/gmem", {}), ("sobel/opencl/gmem", {}), ("sobel/opencl/smem_rows2", {}),
@@ -45,10 +47,11 @@ CASES = {
 def _build(kind):
     """A context in which OpenCL's best kernels build as ``kind`` says (None: as shipped):
     ``trunc_all`` (filter2d: trunc() on every tap, no inline PTX), ``gray_mul`` (sobel: the gray
-    products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``)."""
+    products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``), ``no_ptx`` (sobel:
+    the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both)."""
     import contextlib
     from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
-    mod = sb if kind == "gray_mul" else fb
+    mod = sb if kind in ("gray_mul", "no_ptx", "no_ptx_gray_mul") else fb
 
     @contextlib.contextmanager
     def ctx():
@@ -57,6 +60,9 @@ def _build(kind):
             fb.options = lambda *a: tuple(o for o in orig(*a) if o != "-DUSE_PTX") + ("-DTRUNC_ALL",)
         elif kind == "gray_mul":
             sb.options = lambda *a: orig(*a) + ("-DGRAY_FMA=0",)
+        elif kind in ("no_ptx", "no_ptx_gray_mul"):     # the portable OpenCL C, as on PoCL
+            extra = ("-DGRAY_FMA=0",) if kind == "no_ptx_gray_mul" else ()
+            sb.options = lambda *a: tuple(o for o in orig(*a) if o != "-DUSE_PTX") + extra
         try:
             yield
         finally:
