@@ -217,13 +217,15 @@ def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto",
     """The launch plan for ``tile`` (a name of :data:`TILES` or ``auto``), ``split`` (one of
     :data:`SPLITS` or ``auto``), ``path`` (:data:`PATHS`) and ``reduce`` (:data:`REDUCES`):
     ``auto`` takes the cheapest by :func:`estimate_us`, up to the tie margins (:data:`TIE_US`,
-    :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller split, then the reduction
-    kernel.  The "16x16" tile is never chosen by ``auto``.  An explicit split is capped at the
+    :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller split; ``reduce`` ``auto``
+    is the reduction kernel (``fused`` only when asked for).  The "16x16" tile is never chosen by ``auto``.  An explicit split is capped at the
     k-tiles there are (every slice non-empty).  ``path`` ``auto`` is the 1x1 path wherever it
     applies (:attr:`Geometry.is_1x1`)."""
     tiles = [TILES[tile]] if tile != "auto" else [t for n, t in reversed(TILES.items()) if n != "16x16"]
     splits = [int(split)] if split != "auto" else list(SPLITS)
-    fuses = {"auto": (False, True), "kernel": (False,), "fused": (True,)}[reduce]
+    # auto never fuses: on the H100 (2026-11-27, scripts/gpu_conv_best_sweep.py) the fused reduction
+    # was no faster than the kernel where the model chose it, and OpenCL's failed the check on NVIDIA
+    fuses = {"auto": (False,), "kernel": (False,), "fused": (True,)}[reduce]
     one = path == "auto" and g.is_1x1
     cands = [(estimate_us(g, p, itemsize), p)
              for t in tiles for p in {_plan(g, t, s, one, f) for s in splits for f in fuses}]

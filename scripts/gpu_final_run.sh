@@ -2,12 +2,12 @@
 # Issue #24's closing GPU runs on a lent NVIDIA machine (set-up: scripts/device_env.sh; carry .whl/).
 # usage: bash scripts/gpu_final_run.sh STEP...   (each with its own time limit, env NAME_LIMIT)
 #   check   refconv check --profile gpu of the project's best variants (filter2d, sobel, conv2d; both twins)
-#   images  refconv bench: filter2d and sobel presets (best variants, the seed variants named in the
-#           issue, every peer)
+#   images  refconv bench: filter2d and sobel presets (best variants, the best seed variants (CM_CF8,
+#           gmem, smem_rows2), every peer)
 #   matvec  refconv bench: matvec-16384, every variant
 #   kron    refconv bench: kron-200, single_launch, 3 runs (each call moves 12.8 GB)
 #   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers);
-#           CUCONV_PRESETS=cuconv-E4 (a --preset value) for fewer
+#           CUCONV_PRESETS=cuconv-E4 (a --preset value) for fewer; CUCONV_SEEDS=best leaves the seeds out
 #   ptx     the PTX of both twins of the best kernels on their presets (NVIDIA's OpenCL binaries are
 #           PTX; Nsight Compute does not profile OpenCL), as $OUT/ptx.tgz
 # Give the device call a limit above the sum of the steps' limits (plus ~30 s of set-up): a step
@@ -30,8 +30,7 @@ for s in $steps; do
              > "$OUT/check.txt" 2>&1
            echo "check exit $?"; grep -E "^ (pass|fail|error|hang|skip)|variants:" "$OUT/check.txt" ;;
     images) bench images ${IMAGES_LIMIT:-200} --preset filter2d-u8-3x3-3072,sobel-4096x3072 --repeat 20 \
-              --variant 'best_*' --variant '*/CM_CF8' --variant '*/GM_CF8_Vec' --variant '*/gmem' \
-              --variant '*/smem_rows2' --variant '*/unrolled' ;;
+              --variant 'best_*' --variant '*/CM_CF8' --variant '*/gmem' --variant '*/smem_rows2' ;;
     matvec) bench matvec ${MATVEC_LIMIT:-90} --preset matvec-16384 --repeat 10 ;;
     kron) bench kron ${KRON_LIMIT:-100} --preset kron-200 --repeat 3 --variant single_launch ;;
     ptx) for spec in "filter2d-u8-3x3-3072 numba_cuda/best_R2 opencl/best_R2" \
@@ -44,7 +43,7 @@ for s in $steps; do
          done
          tar -C "$OUT" -czf "$OUT/ptx.tgz" ptx && rm -r "$OUT/ptx" ;;
     cuconv) bench cuconv ${CUCONV_LIMIT:-420} --preset "${CUCONV_PRESETS:-cuconv-*}" --repeat 20 --variant best \
-              --variant 'cuconv_*' ;;
+              --variant "${CUCONV_SEEDS:-cuconv_*}" ;;
     *) echo "unknown step $s (accepted: check images matvec kron cuconv ptx)"; exit 2 ;;
   esac
 done

@@ -129,12 +129,31 @@ def test_numba_conv2d_best_matches_the_spec(sim, spec, params):
 
 @pytest.mark.parametrize("spec,params", list(_cases()))
 def test_opencl_conv2d_best_matches_the_spec(pocl, spec, params):
+    # OpenCL has no fused reduction (no device-scope fence in OpenCL 1.2): its twin is the kernel
+    params = {**params, "reduce": "kernel"} if params.get("reduce") == "fused" else params
     _judge("conv2d/opencl/best", spec, params)
+
+
+def test_opencl_refuses_the_fused_reduction_naming_what_it_accepts(pocl):
+    from refconv import registry
+    v = registry.get("conv2d/opencl/best")
+    problem = Problem.parse(_spec(dict(n=1, c=3, h=6, w=7, m=5, r=3, s=3, b=0, st=1, pd=1, dl=1), RANDOM, "float32"))
+    with pytest.raises(ValueError, match=r"reduce='fused' not accepted; accepted: \('auto', 'kernel'\)"):
+        v.run(problem, np.zeros((1, 5, 6, 7), np.float32), reduce="fused")
+    assert "fused" not in dict((p.name, p.values) for p in v.params)["reduce"]
+
+
+def test_auto_never_picks_the_fused_reduction_on_the_cuconv_presets():
+    from refconv.bench import presets
+    for name, pr in presets.PRESETS.items():
+        if name.startswith("cuconv-"):
+            assert not G.plan(G.geometry(pr.problem())).fused, name
 
 
 def test_the_twins_declare_the_same_launch_parameters():
     from refconv import registry
     a, b = registry.get("conv2d/numba_cuda/best"), registry.get("conv2d/opencl/best")
-    assert a.params == b.params
+    assert [p.name for p in a.params] == [p.name for p in b.params]
+    assert {p.name: p.values for p in a.params if p.name != "reduce"} == {p.name: p.values for p in b.params if p.name != "reduce"}
     assert a.default_params() == {"tile": "auto", "split": "auto", "path": "auto", "reduce": "auto"}
     assert np.array_equal(sorted(a.supports), sorted(b.supports))

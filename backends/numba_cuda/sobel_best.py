@@ -33,6 +33,9 @@ from .filter2d_best import device_ops, jit_source, row_block_constraint
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
 ROWS = (1, 2, 4, 8)
+#: threads a block by default (the OpenCL twin's work-group; H100, 2026-11-27: best_R8 29.6 us with
+#: 256, 30.6 with 128)
+BX = 256
 #: output columns a thread computes (8: ten gray pixels a row for eight outputs, and the loop's
 #: address and rotation work shared by eight)
 COLS = 8
@@ -175,7 +178,7 @@ def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
 
 
 def _make_run(rows: int):
-    def run(problem, out, bx=128):
+    def run(problem, out, bx=BX):
         cuda = rc.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
@@ -196,8 +199,8 @@ def _make_run(rows: int):
 def variants():
     return [Variant(
         op="sobel", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows), supports=dict(SUPPORTS),
-        params=(Param("bx", (32, 64, 128, 256), 128),), available=rc.reason, writes="interior",
-        constraint=row_block_constraint(_grid, rows, 128), origin=ORIGIN,
+        params=(Param("bx", (32, 64, 128, 256), BX),), available=rc.reason, writes="interior",
+        constraint=row_block_constraint(_grid, rows, BX), origin=ORIGIN,
         doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a thread computes {COLS} columns x {rows} "
              "rows from register-held gray rows (four 64-bit loads a row and two 32-bit stores for RGBA with "
              f"W % {COLS} == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))

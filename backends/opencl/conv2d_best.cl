@@ -14,11 +14,9 @@
  * TN, BK from -D (backends/conv2d_gemm.py TILES).
  *
  * ONE (-DONE=1): the 1x1 path (1x1 filter, stride 1, no padding): B[k, q] = x[n*CHW + k*HoWo + p]
- * for k < K (0 past K), no table and no bounds test.  FUSED (-DFUSED=1, with direct = 0): the last
- * work-group of each tile to arrive (atomic_inc on cnt[tile], zeroed by the host) sums the tile's
- * partials in z order (+ bias) into out, in this launch; reduce_split is then not run.  FUSED is a
- * build option, not a kernel argument: PoCL corrupted host memory with the reduction's barriers
- * under a condition on a kernel argument. */
+ * for k < K (0 past K), no table and no bounds test.  No fused split-K reduction (the Numba twin
+ * has one): OpenCL 1.2 has no device-scope fence, and the last-work-group pattern failed the check
+ * on NVIDIA (H100, 2026-11-27); cnt is unused. */
 #pragma OPENCL FP_CONTRACT ON
 /* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
@@ -33,9 +31,6 @@
 #define SB (NT / BN)
 #ifndef ONE
 #define ONE 0
-#endif
-#ifndef FUSED
-#define FUSED 0
 #endif
 
 /* the k-tile starting at row k into registers ra (A) and rb (B, gathered; 0 outside the image;
@@ -75,60 +70,6 @@ inline void store_tile(__local T *as, __local T *bs, const int ka, const int ja,
 #define LOAD_TILE(k) load_tile((k), ap, Mpad, ka, x, xb, ktab, Kpad, kb, iy0, ix0, H, W, HoWo, K, ra, rb)
 #define STORE_TILE(buf) store_tile(As[buf], Bs[buf], ka, ja, kb, jb, ra, rb)
 
-/* the fused split-K reduction, after this group wrote its partial: fence, count the group in
- * cnt[tile]; the group that counted last (split - 1 before it) fences and sums part[0..split-1, m, q]
- * in z order (+ bias) into out.  The partials are read through volatile pointers (not from a
- * stale L1 line) */
-inline void fused_reduce(__global T * restrict part, __global T * restrict out, __global const T * restrict bias,
-                         __global int *cnt, const int M, const int NQ, const int HoWo, const int has_bias,
-                         const int q0, const int m0, const int tx, const int ty, const int tid,
-                         __local int *last)
-{
-    const int split = get_num_groups(2);
-    mem_fence(CLK_GLOBAL_MEM_FENCE);
-    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    if (tid == 0)
-        *last = atomic_inc(cnt + get_group_id(1) * get_num_groups(0) + get_group_id(0)) == split - 1;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (*last) {
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        volatile __global const T *vp = part;
-        const long MNQ = (long)M * NQ;
-        long e[TM][TN];
-        T v[TM][TN];
-        /* z the outer loop: the micro-tile's TM*TN loads of one z in flight together; an element
-         * outside the output reads element 0 and is not stored */
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) {
-                const int m = m0 + ty * TM + i, q = q0 + tx + j * THX;
-                e[i][j] = (m < M && q < NQ) ? (long)m * NQ + q : 0;
-                v[i][j] = vp[e[i][j]];
-            }
-        for (int z = 1; z < split; ++z)
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j)
-                    v[i][j] += vp[e[i][j] + z * MNQ];
-#pragma unroll
-        for (int j = 0; j < TN; ++j) {
-            const int q = q0 + tx + j * THX;
-            if (q < NQ) {
-                const int n = q / HoWo;
-                const long o = q + (long)n * (M - 1) * HoWo;
-#pragma unroll
-                for (int i = 0; i < TM; ++i) {
-                    const int m = m0 + ty * TM + i;
-                    if (m < M)
-                        out[o + (long)m * HoWo] = has_bias ? v[i][j] + bias[m] : v[i][j];
-                }
-            }
-        }
-    }
-}
-
 __kernel __attribute__((reqd_work_group_size(THX, THY, 1)))
 void gemm(__global const T * restrict a, __global const T * restrict x, __global const int * restrict ktab,
           __global T * restrict part, __global T * restrict out, __global const T * restrict bias,
@@ -139,9 +80,6 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
 {
     __local T As[2][BK * BM];
     __local T Bs[2][BK * BN];
-#if FUSED
-    __local int last;                                  /* this group arrived last at its tile */
-#endif
     const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * THX + tx;
     const int q0 = get_group_id(0) * BN, m0 = get_group_id(1) * BM, z = get_group_id(2);
     const int kt0 = z * kt_per, nt = min(kt_per, KT - kt0);
@@ -211,9 +149,6 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
             }
         }
     }
-#if FUSED
-    fused_reduce(part, out, bias, cnt, M, NQ, HoWo, has_bias, q0, m0, tx, ty, tid, &last);
-#endif
 }
 
 /* out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel */

@@ -21,6 +21,9 @@ from refconv.variant import Param, Range, Variant
 SRC_NAME = "sobel_best.cl"
 SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
 ROWS = (1, 2, 4, 8)
+#: work-items a group by default: on the sobel preset (H100, 2026-11-27) best_R8 took 29.3 us with
+#: 256 and 38-42 us with 64 (scripts/gpu_roofline_sweep.py)
+WG_X = 256
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads per work-item; spec of seed 002"
 #: output columns a work-item computes (the Numba twin's COLS)
 COLS = 8
@@ -49,7 +52,7 @@ def _make(rows: int) -> Variant:
         return (oc.check_local((params["wg_x"], 1), 0, (SRC, "sobel_best", opts, SRC_NAME))
                 or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"]))
 
-    def run(problem, out, wg_x=64):
+    def run(problem, out, wg_x=WG_X):
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
         ch = 0 if img.ndim == 2 else img.shape[2]
@@ -62,7 +65,7 @@ def _make(rows: int) -> Variant:
 
     return Variant(
         op="sobel", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
-        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64),), available=oc.available, writes="interior",
+        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), WG_X),), available=oc.available, writes="interior",
         constraint=constraint, origin=ORIGIN,
         doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a work-item computes {COLS} columns x "
              f"{rows} rows from register-held gray rows, the next row's loads issued before the row's arithmetic (two "
