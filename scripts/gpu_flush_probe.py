@@ -3,10 +3,12 @@ presets by the bench's method (``refconv.bench.rows.measure``) under three flush
 shipped one: a grid-stride read, clean L2), ``read+copy`` (the read, then an 8-byte device copy, so
 the timed kernel follows a copy command, as it did before) and ``copy`` (the old write-based flush:
 a 128 MiB buffer-to-buffer copy, dirty L2).  Used on a lent GPU (issue #24); prints one JSON line a
-row.  usage: python scripts/gpu_flush_probe.py"""
+row and writes them all to $OUT/flush_probe.json (a device call returns only the tail of stdout).
+usage: python scripts/gpu_flush_probe.py"""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from refconv import registry
@@ -44,6 +46,7 @@ modes = {
     "read+copy": lambda q: (read_flush(q), cl_copy_flush(q, extra_only=True)),
     "copy": cl_copy_flush,
 }
+rows = []
 for pname, vid in CASES:
     problem = presets.PRESETS[pname].problem()
     v = registry.get(vid)
@@ -72,6 +75,8 @@ for pname, vid in CASES:
         m = measure(lambda: v.run(problem, kept["out"], **p), 20, 128 << 20)
         if mode == "copy" and vid.split("/")[1] == "numba_cuda":
             mod.flush = orig
-        print(json.dumps({"variant": vid, "flush": mode, "check": r.status,
-                          "kernel_us_median": m["kernel_s"]["median"] * 1e6}), flush=True)
+        rows.append({"variant": vid, "flush": mode, "check": r.status,
+                     "kernel_us_median": m["kernel_s"]["median"] * 1e6})
+        print(json.dumps(rows[-1]), flush=True)
+        json.dump(rows, open(os.path.join(os.environ.get("OUT", "/tmp"), "flush_probe.json"), "w"), indent=1)
     cl_bench.flush = read_flush
