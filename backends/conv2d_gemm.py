@@ -32,7 +32,9 @@ Two choices besides the tile and the split (launch parameters of both twins, sam
   atomic per-tile counter (``cnt[tile]``, zeroed by the host); the block that arrives last fences
   again and sums the tile's ``split`` partials **in z order** (plus the bias) into the output.  The
   same order as the reduction kernel, so both give the same bits; no second launch, and the
-  partials are read from L2 right after they are written.
+  partials are read from L2 right after they are written.  Numba only (``threadfence`` is
+  device-scope; OpenCL 1.2's ``mem_fence`` is not, and the OpenCL version failed the GPU check),
+  and never chosen by ``auto``.
 
 ``plan`` picks the tile and the split for a problem when the launch parameters say ``auto``:
 a small cost model of an H100 (132 SMs), see :func:`estimate_us`.  It is a model, not a
@@ -218,8 +220,8 @@ def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto",
     :data:`SPLITS` or ``auto``), ``path`` (:data:`PATHS`) and ``reduce`` (:data:`REDUCES`):
     ``auto`` takes the cheapest by :func:`estimate_us`, up to the tie margins (:data:`TIE_US`,
     :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller split; ``reduce`` ``auto``
-    is the reduction kernel (``fused`` only when asked for).  The "16x16" tile is never chosen by ``auto``.  An explicit split is capped at the
-    k-tiles there are (every slice non-empty).  ``path`` ``auto`` is the 1x1 path wherever it
+    is the reduction kernel (``fused`` only when asked for).  The "16x16" tile is never chosen by
+    ``auto``.  An explicit split is capped at the k-tiles there are (every slice non-empty).  ``path`` ``auto`` is the 1x1 path wherever it
     applies (:attr:`Geometry.is_1x1`)."""
     tiles = [TILES[tile]] if tile != "auto" else [t for n, t in reversed(TILES.items()) if n != "16x16"]
     splits = [int(split)] if split != "auto" else list(SPLITS)
