@@ -128,7 +128,7 @@ def test_opencl_records_one_profiling_interval_per_launch(pocl):
     assert len(iv) == 1 and pocl._scratch == {}  # the L2 flush is for the GPU target only
 
 
-def test_opencl_flush_path_copies_on_the_queue_and_leaves_results_right(pocl, monkeypatch):
+def test_opencl_flush_path_reads_on_the_queue_and_leaves_results_right(pocl, monkeypatch):
     from refconv.backends.opencl import backend
     monkeypatch.setattr(pocl, "_flushes", lambda: True)  # run the GPU target's flush on PoCL's buffers
     v = {v.id: v for v in backend.variants()}["filter2d/opencl/GM_CF4"]
@@ -139,6 +139,45 @@ def test_opencl_flush_path_copies_on_the_queue_and_leaves_results_right(pocl, mo
     assert len(iv) == 1 and [k[1] for k in pocl._scratch] == [1 << 16]
     assert np.array_equal(got[1:-1, 1:-1], acc.expected)
     pocl._scratch.clear()
+
+
+def _sentinel_words(n: int, at: int) -> np.ndarray:
+    """``n`` uint64 words whose xor is the flush kernels' sentinel, the sentinel's bits all in word ``at``."""
+    w = np.zeros(n, np.uint64)
+    w[at] = np.uint64(0x9E3779B97F4A7C15)
+    return w
+
+
+def test_opencl_flush_kernel_reads_every_word(pocl):
+    """The L2 flush is a read (a clean L2): each work-item xors its grid-stride words and writes the
+    one sink word only if that xor is the sentinel, so a sentinel placed in any one word (first,
+    last, past the first stride) is seen; words without it leave the sink alone."""
+    import pyopencl as cl
+    e = pocl._platform.env()
+    k = pocl._kernel(e, pocl._TOUCH, "touch", (), "<refconv L2 flush>")
+    n = 3000
+    cases = [(_sentinel_words(n, at), True) for at in (0, 1, 255, 256, 1791, n - 1)]
+    for words, hit in cases + [(np.arange(n, dtype=np.uint64), False)]:
+        buf = cl.Buffer(e.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=words)
+        sink = np.zeros(1, np.uint64)
+        sb = cl.Buffer(e.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=sink)
+        k(e.queue, (256,), (64,), buf, np.uint64(n), sb)      # fewer work-items than words: grid stride
+        cl.enqueue_copy(e.queue, sink, sb)
+        e.queue.finish()
+        assert (sink[0] == np.uint64(0x9E3779B97F4A7C15)) == hit, np.flatnonzero(words)[:1]
+
+
+def test_numba_cuda_flush_kernel_reads_every_word(sim):
+    from refconv import cuda as rc
+    from refconv.tooling.cuda import _common
+    cuda = rc.cuda()
+    k = _common._flush_kernel("sim")
+    n = 200
+    for words, hit in [(_sentinel_words(n, at), True) for at in (0, 31, 32, 150, n - 1)] + \
+            [(np.arange(n, dtype=np.uint64), False)]:
+        sink = cuda.to_device(np.zeros(1, np.uint64))
+        k[1, 32](cuda.to_device(words), sink)                 # 32 threads over 200 words: grid stride
+        assert (sink.copy_to_host()[0] == np.uint64(0x9E3779B97F4A7C15)) == hit
 
 
 def test_opencl_copy_hook_times_a_device_copy(pocl):

@@ -102,8 +102,9 @@ _FLUSH_SENTINEL = 0x9E3779B97F4A7C15
 
 @functools.lru_cache(maxsize=None)
 def _flush_kernel(mode: str):
-    """``touch(buf, sink)``: reads every uint64 of ``buf`` (grid-stride), writes ``sink[0]`` only if
-    their xor is the sentinel.  One per mode (GPU or simulator)."""
+    """``touch(buf, sink)``: reads every uint64 of ``buf`` (grid-stride; each thread xors its own
+    words), writes ``sink[0]`` only if a thread's xor is the sentinel.  One per mode (GPU or
+    simulator)."""
     cuda = _env.cuda()
     # defined in a namespace of its own: the simulator runs a kernel with ``cuda`` swapped in its
     # globals, which a closure variable would escape

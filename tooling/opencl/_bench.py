@@ -23,8 +23,9 @@ def _flushes() -> bool:
     return _platform.target() == "nvidia"
 
 
-#: reads every ulong of the buffer (grid-stride) and writes its one word only if their xor is the
-#: sentinel (never, in practice: the write keeps the compiler from dropping the loads)
+#: reads every ulong of the buffer (grid-stride; each work-item xors its own words) and writes the
+#: one sink word only if a work-item's xor is the sentinel (never, in practice: the write keeps the
+#: compiler from dropping the loads)
 _TOUCH = """
 __kernel void touch(__global const ulong *buf, const ulong n, __global ulong *sink)
 {
