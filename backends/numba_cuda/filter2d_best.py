@@ -12,8 +12,9 @@ streams input rows top to bottom, keeping three rows of 18 converted pixels in r
 pixel is loaded and converted once per thread and used by up to 9 outputs).  Where ``W % 16 ==
 0`` a row's 16 pixels are four aligned 32-bit words and the interior outputs are stored as
 32-bit words (the two halo pixels are byte loads, L1 hits); otherwise every load and store is a
-byte.  The kernel body is generated as straight-line code so the 54 pixels and the accumulators
-live in registers.
+byte.  The next input row's loads are issued before the current row's arithmetic, and one
+interior test per thread (``full``) selects the unguarded word stores.  The kernel body is
+generated as straight-line code so the 54 pixels and the accumulators live in registers.
 
 Three arithmetic paths give the same bits; the host picks one from the weights (``arith="auto"``):
 
@@ -22,8 +23,10 @@ Three arithmetic paths give the same bits; the host picks one from the weights (
 * ``magic`` (weights finite and ``B = 255 * sum|w| < 2**22``): every partial sum has ``|s| < 2**22``,
   so the accumulator is kept as a float and ``(float)(int)s`` is
   ``copysign(rz(|s| + 2**23) - 2**23, s)`` (``rz``: an add rounded toward zero, exact integers in
-  ``[2**23, 2**24)``) and a pixel is ``bits(0x4B000000 | x) - 2**23``: full-rate adds instead of
-  conversions; product and sum still round separately;
+  ``[2**23, 2**24)``; ``truncf`` on alternate taps) and a pixel is ``bits(0x4B000000 | x) - 2**23``
+  (one byte permute and an add): full-rate adds instead of conversions; product and sum still
+  round separately; the output is ``rd(trunc(s) * 2**-shift + 1.5 * 2**23)``, whose low byte is
+  ``(trunc(s) >> shift) mod 256`` (clamped first to saturate; :func:`_output`);
 * ``exact`` (additionally every weight is ``m * 2**-k`` with ``B * 2**k < 2**23``): every product
   and partial sum is exactly representable, so ``rn(rn(w*x) + a) == fma(w, x, a)``: one FMA a tap.
 """

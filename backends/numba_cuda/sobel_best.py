@@ -64,7 +64,7 @@ def _gray_word(u: str) -> str:
 
 
 def _load_raw(vec: bool) -> list:
-    """Lines loading input row ``rr`` raw for the word layout: two 64-bit words and two halo pixels."""
+    """Lines loading input row ``rr`` raw for the word layout: ``COLS // 2`` 64-bit words and two halo pixels."""
     L = ["pb = uint64(rr) * Wu + c0u"]
     L += [f"q{h} = img64[(pb >> X1) + X{h}]" for h in range(COLS // 2)]
     return L + ["um = img32[pb - X1] if c0 > 0 else U0", f"up = img32[pb + X{COLS}] if c0 + {COLS} < W else U0"]
@@ -109,8 +109,8 @@ def _output(i: int, l2: bool) -> list:
 
 
 def _store(vec: bool) -> list:
-    """Lines storing row ``r``'s 4 outputs (the low bytes of ``v0 .. v3``): one word, packed by byte
-    permutes, where the 4 columns are interior (``full``, computed once before the row loop), else
+    """Lines storing row ``r``'s ``COLS`` outputs (the low bytes of ``v0 ..``): words packed by byte
+    permutes where all the columns are interior (``full``, computed once before the row loop), else
     bytes each guarded by its column."""
     L = ["ob = uint64(r) * Wu + c0u"]
     guard = lambda i: f"c0 + {i} >= 1 and c0 + {i} <= W - 2"

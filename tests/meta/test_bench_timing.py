@@ -141,10 +141,15 @@ def test_opencl_flush_path_reads_on_the_queue_and_leaves_results_right(pocl, mon
     pocl._scratch.clear()
 
 
+def _sentinel() -> np.uint64:
+    from refconv.tooling.cuda._common import _FLUSH_SENTINEL
+    return np.uint64(_FLUSH_SENTINEL)
+
+
 def _sentinel_words(n: int, at: int) -> np.ndarray:
-    """``n`` uint64 words whose xor is the flush kernels' sentinel, the sentinel's bits all in word ``at``."""
+    """``n`` uint64 words, all zero but word ``at``, the flush kernels' sentinel."""
     w = np.zeros(n, np.uint64)
-    w[at] = np.uint64(0x9E3779B97F4A7C15)
+    w[at] = _sentinel()
     return w
 
 
@@ -164,7 +169,7 @@ def test_opencl_flush_kernel_reads_every_word(pocl):
         k(e.queue, (256,), (64,), buf, np.uint64(n), sb)      # fewer work-items than words: grid stride
         cl.enqueue_copy(e.queue, sink, sb)
         e.queue.finish()
-        assert (sink[0] == np.uint64(0x9E3779B97F4A7C15)) == hit, np.flatnonzero(words)[:1]
+        assert (sink[0] == _sentinel()) == hit, np.flatnonzero(words)[:1]
 
 
 def test_numba_cuda_flush_kernel_reads_every_word(sim):
@@ -177,7 +182,7 @@ def test_numba_cuda_flush_kernel_reads_every_word(sim):
             [(np.arange(n, dtype=np.uint64), False)]:
         sink = cuda.to_device(np.zeros(1, np.uint64))
         k[1, 32](cuda.to_device(words), sink)                 # 32 threads over 200 words: grid stride
-        assert (sink.copy_to_host()[0] == np.uint64(0x9E3779B97F4A7C15)) == hit
+        assert (sink.copy_to_host()[0] == _sentinel()) == hit
 
 
 def test_opencl_copy_hook_times_a_device_copy(pocl):
