@@ -5,8 +5,8 @@ its body are counted: 64-bit integer arithmetic (add/sub/mul/mad/div/rem/shl/shr
 32-bit integer arithmetic, float arithmetic, conversions, global/shared/constant loads and
 stores, branches.  Static counts of the compiled body (loops counted once).
 
-With SASS=1 each kernel is also assembled for sm_90 (``ptxas``, then ``cuobjdump -sass``; the
-tools from PATH or triton's bundled copies) and its machine instructions counted: the whole body,
+With SASS=1 each kernel is also assembled for sm_90 (``ptxas`` found as the compile check finds it,
+then ``cuobjdump -sass`` from PATH or triton's bundled copy) and its machine instructions counted: the whole body,
 and the body of its innermost loop (from a backward branch's target to the branch) by opcode, which
 with a variant's per-iteration outputs gives instructions an output without a GPU.
 
@@ -25,6 +25,7 @@ if not hasattr(np, "row_stack"):
 from numba import cuda  # noqa: E402
 
 from refconv.tooling.cuda.compile_check._fake_device import install_fakes  # noqa: E402
+from refconv.tooling.cuda.compile_check._tools import find_ptxas  # noqa: E402
 
 CC = (9, 0)
 launches = []
@@ -65,13 +66,14 @@ def kind(op: str) -> str:
     return "other"
 
 
-def _tool(name: str) -> str:
+def _cuobjdump() -> str:
+    """``cuobjdump`` from PATH, else triton's bundled copy."""
     import shutil
-    found = shutil.which(name)
+    found = shutil.which("cuobjdump")
     if found:
         return found
     import triton
-    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
+    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
 
 
 def sass_census(ptx: str) -> str:
@@ -82,8 +84,11 @@ def sass_census(ptx: str) -> str:
         # NVVM may write a newer PTX ISA version than the local ptxas reads; these kernels use
         # nothing newer than PTX 8.0, so the version line is lowered to what the assembler takes
         open(os.path.join(d, "k.ptx"), "w").write(re.sub(r"^\.version \d+\.\d+", ".version 8.0", ptx, flags=re.M))
-        subprocess.run([_tool("ptxas"), "-arch=sm_90", "-O3", "k.ptx", "-o", "k.cubin"], cwd=d, check=True)
-        sass = subprocess.run([_tool("cuobjdump"), "-sass", "k.cubin"], cwd=d, check=True,
+        ptxas = find_ptxas()      # the compile check's discovery (REFCONV_PTXAS, PATH, CUDA_HOME, /usr/local/cuda*)
+        if ptxas is None:
+            raise SystemExit("SASS=1 needs ptxas: set REFCONV_PTXAS or put it on PATH")
+        subprocess.run([ptxas, "-arch=sm_90", "-O3", "k.ptx", "-o", "k.cubin"], cwd=d, check=True)
+        sass = subprocess.run([_cuobjdump(), "-sass", "k.cubin"], cwd=d, check=True,
                               capture_output=True, text=True).stdout
     ins = [(int(m.group(1), 16), m.group(2), m.group(3))
            for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);", sass)]
