@@ -19,54 +19,71 @@ from refconv.checking import acceptance_for, check_example
 from refconv.session import configure_backends
 
 configure_backends({"cuda": "gpu", "opencl": "nvidia"})
+#: row counts the sweep times besides the shipped ones (each best_R{R} is a variant of its own; the
+#: extra ones exist only in this script, registered before the registry loads)
+EXTRA_ROWS = {"filter2d": (3, 6), "sobel": (3, 6)}
+
+
+def _extra_rows():
+    from refconv.backends.numba_cuda import filter2d_best as nf, sobel_best as ns
+    from refconv.backends.opencl import filter2d_best as of, sobel_best as os_
+    for mod, op in ((nf, "filter2d"), (of, "filter2d"), (ns, "sobel"), (os_, "sobel")):
+        mod.ROWS = tuple(sorted(set(mod.ROWS) | set(EXTRA_ROWS[op])))
+
+
+_extra_rows()
+
 #: (variant id, launch parameters[, build variant]): each best_R{R} at its defaults and at other
-#: block widths, the conversion path (arith=cvt), OpenCL's trunc()-on-every-tap build (no inline
-#: PTX add.rz: "trunc_all"), and the seed variants the issue compares with
+#: row counts, block widths and register caps (``maxregN``), and the seed variants the issue compares with
 CASES = {
     "filter2d-u8-3x3-3072": [
-        *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 4)],
-        ("filter2d/numba_cuda/best_R2", {"bx": 32}), ("filter2d/numba_cuda/best_R2", {"bx": 128}),
-        ("filter2d/numba_cuda/best_R4", {"bx": 256}),
-        ("filter2d/opencl/best_R2", {"wg_x": 32}), ("filter2d/opencl/best_R2", {"wg_x": 128}),
-        ("filter2d/opencl/best_R2", {}, "trunc_all"), ("filter2d/opencl/best_R4", {}, "trunc_all"),
-        ("filter2d/numba_cuda/best_R4", {"arith": "cvt"}), ("filter2d/opencl/best_R4", {"arith": "cvt"}),
-        ("filter2d/numba_cuda/CM_CF8", {}), ("filter2d/opencl/CM_CF8", {}),
+        *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4, 6)],
+        *[(f"filter2d/{b}/best_R{r}", {}, "maxreg64") for b in ("numba_cuda", "opencl") for r in (3, 4)],
+        ("filter2d/numba_cuda/best_R4", {"bx": 128}),
     ],
     "sobel-4096x3072": [
-        *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (1, 2, 4, 8)],
-        ("sobel/opencl/best_R8", {}, "gray_mul"), ("sobel/opencl/best_R4", {}, "gray_mul"),
-        ("sobel/opencl/best_R8", {}, "no_ptx"), ("sobel/opencl/best_R4", {}, "no_ptx"),
-        ("sobel/opencl/best_R8", {}, "no_ptx_gray_mul"),
-        ("sobel/numba_cuda/best_R8", {"bx": 64}), ("sobel/opencl/best_R8", {"wg_x": 64}),
-        ("sobel/numba_cuda/best_R8", {"bx": 256}), ("sobel/opencl/best_R8", {"wg_x": 256}),
-        ("sobel/numba_cuda/gmem", {}), ("sobel/opencl/gmem", {}), ("sobel/opencl/smem_rows2", {}),
+        *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (4, 6, 8)],
+        *[(f"sobel/{b}/best_R8", {}, "maxreg64") for b in ("numba_cuda", "opencl")],
     ],
 }
 
 
 def _build(kind):
-    """A context in which OpenCL's best kernels build as ``kind`` says (None: as shipped):
-    ``trunc_all`` (filter2d: trunc() on every tap, no inline PTX), ``gray_mul`` (sobel: the gray
-    products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``), ``no_ptx`` (sobel:
-    the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both)."""
+    """A context in which the best kernels build as ``kind`` says (None: as shipped):
+    ``trunc_all`` (OpenCL filter2d: trunc() on every tap, no inline PTX), ``gray_mul`` (OpenCL sobel:
+    the gray products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``), ``no_ptx``
+    (OpenCL sobel: the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both),
+    ``maxregN`` (both backends: at most N registers a thread: numba's ``max_registers``, NVIDIA
+    OpenCL's ``-cl-nv-maxrregcount``)."""
     import contextlib
+    from refconv.backends.numba_cuda import filter2d_best as nfb, sobel_best as nsb
     from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
-    mod = sb if kind in ("gray_mul", "no_ptx", "no_ptx_gray_mul") else fb
+    mods = (fb, sb)
 
     @contextlib.contextmanager
     def ctx():
-        orig = mod.options
+        orig = {m: m.options for m in mods}
         if kind == "trunc_all":
-            fb.options = lambda *a: tuple(o for o in orig(*a) if o != "-DUSE_PTX") + ("-DTRUNC_ALL",)
+            fb.options = lambda *a: tuple(o for o in orig[fb](*a) if o != "-DUSE_PTX") + ("-DTRUNC_ALL",)
         elif kind == "gray_mul":
-            sb.options = lambda *a: orig(*a) + ("-DGRAY_FMA=0",)
+            sb.options = lambda *a: orig[sb](*a) + ("-DGRAY_FMA=0",)
         elif kind in ("no_ptx", "no_ptx_gray_mul"):     # the portable OpenCL C, as on PoCL
             extra = ("-DGRAY_FMA=0",) if kind == "no_ptx_gray_mul" else ()
-            sb.options = lambda *a: tuple(o for o in orig(*a) if o != "-DUSE_PTX") + extra
+            sb.options = lambda *a: tuple(o for o in orig[sb](*a) if o != "-DUSE_PTX") + extra
+        elif kind and kind.startswith("maxreg"):
+            n = int(kind[len("maxreg"):])
+            for m in mods:
+                m.options = (lambda o: lambda *a: o(*a) + (f"-cl-nv-maxrregcount={n}",))(orig[m])
+            nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = n
+        elif kind:
+            raise ValueError(f"build {kind!r} not accepted; accepted: trunc_all, gray_mul, no_ptx, "
+                             "no_ptx_gray_mul, maxregN")
         try:
             yield
         finally:
-            mod.options = orig
+            for m in mods:
+                m.options = orig[m]
+            nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = None
     return ctx()
 
 

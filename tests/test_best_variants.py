@@ -208,3 +208,31 @@ def test_opencl_alternative_builds_timed_by_the_roofline_sweep_match_the_spec(po
     vid = "sobel/opencl/best_R2" if mod is sb else "filter2d/opencl/best_R2"
     r = check_variant(_variant(vid), "ci", seed=0, failures_dir=None, shrink=False)   # directed cases + 25
     assert r.status == "pass", f"{vid} built with {build}: {r.reason}"
+
+
+def _row_count_cases(rows: int):
+    """Heights whose output rows end a block at every place of the row loop unrolled by three: one
+    block cut short at each of its rows, a full block, and a full block then a short one."""
+    return sorted({2 + n for n in range(1, rows + 1)} | {2 + rows + n for n in (1, rows - 1) if n >= 1})
+
+
+@pytest.mark.parametrize("vid,params", [("sobel/numba_cuda/best_R8", {"bx": 32}), ("sobel/opencl/best_R8", {"wg_x": 8}),
+                                        ("sobel/numba_cuda/best_R2", {"bx": 32}), ("sobel/opencl/best_R2", {"wg_x": 8})])
+def test_sobel_best_writes_every_row_whatever_the_rows_left_for_the_last_block(request, vid, params):
+    """The row loop is unrolled by three with the register rows renamed: a block whose rows end at any
+    place of an iteration (8 = 3 + 3 + 2 rows) must still write each of its rows once, from the right
+    register rows, in both layouts (words: W % 8 == 0; bytes)."""
+    request.getfixturevalue("sim" if "numba" in vid else "pocl")
+    rows = int(vid.rsplit("R", 1)[1])
+    for h in _row_count_cases(rows):
+        for w in (16, 11):
+            _judge(vid, SOBEL.format(ch=4, h=h, w=w, mag="l1", image="random.2"), params)
+
+
+@pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R4", {"bx": 32, "arith": "auto"}),
+                                        ("filter2d/opencl/best_R4", {"wg_x": 8, "arith": "auto"})])
+def test_filter2d_best_writes_every_row_whatever_the_rows_left_for_the_last_block(request, vid, params):
+    """As for Sobel: 4 = 3 + 1 rows a block, every height from one output row to two blocks."""
+    request.getfixturevalue("sim" if "numba" in vid else "pocl")
+    for h in _row_count_cases(4):
+        _judge(vid, F2D.format(h=h, w=32, shift=4, cast="wrap", image="random.4", weights="exact.2"), params)

@@ -50,6 +50,9 @@ COLS = 16
 #: threads a block by default: a preset row of 3072 is 192 chunks of 16 columns, which 64 divides
 #: (128 left a quarter of every second block idle)
 BX = 64
+#: a cap on the registers a thread (``cuda.jit(max_registers=...)``; None: ptxas's choice).  A module
+#: constant rather than a launch parameter: scripts/gpu_roofline_sweep.py times other caps by setting it
+MAX_REGISTERS = None
 
 SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
             "flip": (False,), "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"),
@@ -229,14 +232,30 @@ def _store(vec: bool, sat: bool, path: str) -> list:
     return L
 
 
+def unrolled_rows(rows: int, step) -> list:
+    """The row loop over ``rows`` output rows, unrolled by three: ``step(j, slots)`` gives the lines of
+    output row ``r0 + k + j`` from the register rows ``slots`` = (top, middle, bottom), the bottom one
+    to be filled.  Within an iteration the slots rotate (0, 1, 2), (1, 2, 0), (2, 0, 1), so that
+    after three rows they are back where they started and no register row is copied (a rolled loop
+    copies two rows of registers an output row).  Where ``rows`` is not a multiple of three, a
+    row past ``rows`` returns."""
+    L = []
+    for j in range(min(rows, 3)):
+        if j and rows % 3:
+            L += [f"if k + {j} >= {rows}:", "    return"]
+        L += step(j, (j % 3, (j + 1) % 3, (j + 2) % 3))
+    if rows <= 3:
+        return ["k = 0"] + L
+    return [f"for k in range(0, {rows}, 3):"] + ["    " + x for x in L]
+
+
 def source(rows: int, path: str, vec: bool, sat: bool) -> str:
     """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
-    third loaded before a loop over the ``rows`` output rows, each of which converts the loaded row
-    into the third register row, loads the row after it (issued before this row's arithmetic and
-    stores, so the load overlaps them), computes and stores, and rotates the rows (a loop rather
-    than unrolled code: NVVM compiles it in a third of the time, and the loop costs no measurable
-    time)."""
+    third loaded before the loop over the ``rows`` output rows (:func:`unrolled_rows`: unrolled by
+    three, the register rows renamed instead of copied), each of which converts the loaded row
+    into the bottom register row, loads the row after it (issued before this row's arithmetic and
+    stores, so the load overlaps them), computes and stores."""
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -248,20 +267,21 @@ def source(rows: int, path: str, vec: bool, sat: bool) -> str:
     body += _load_raw(0, vec) + _load_raw(1, vec)
     body += _convert_row(0, 0, path, vec) + _convert_row(1, 1, path, vec)
     body += _load_raw(2, vec)
-    loop = ["r = r0 + k", "if r > H - 2:", "    return"]
-    loop += _convert_row(2, 2, path, vec)
-    loop += [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
-    for i in range(COLS):
-        loop += _output(i, path, (0, 1, 2), sat)
-    loop += _store(vec, sat, path)
-    loop += [f"p0_{j} = p1_{j}" for j in range(18)] + [f"p1_{j} = p2_{j}" for j in range(18)]
-    body.append(f"for k in range({rows}):")
-    body += ["    " + x for x in loop]
+
+    def step(j: int, slots: tuple) -> list:
+        L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
+        L += _convert_row(2, slots[2], path, vec)
+        L += [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
+        for i in range(COLS):
+            L += _output(i, path, slots, sat)
+        return L + _store(vec, sat, path)
+
+    body += unrolled_rows(rows, step)
     return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift, sc):"] + ["    " + b for b in body]) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str):
+def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
     src = source(rows, path, vec, sat)
@@ -272,16 +292,18 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str):
               CB=np.float32(_CB), CB255=np.float32(_CB + 255), PK0=np.int32(0x0040), PK1=np.int32(0x5410),
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in range(18)})
-    return jit_source(cuda, src, fname, ns)
+    return jit_source(cuda, src, fname, ns, max_registers)
 
 
-def jit_source(cuda, src: str, fname: str, ns: dict):
+def jit_source(cuda, src: str, fname: str, ns: dict, max_registers=None):
     """``cuda.jit`` of the function ``kern`` that generated source ``src`` defines, executed in the
     namespace ``ns``; the source is put in :mod:`linecache` under ``fname``, so that numba's errors
     and the compile check's findings quote its lines."""
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
     exec(compile(src, fname, "exec"), ns)
-    return cuda.jit(ns["kern"])
+    if max_registers is None:
+        return cuda.jit(ns["kern"])
+    return cuda.jit(max_registers=max_registers)(ns["kern"])
 
 
 def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
@@ -297,7 +319,7 @@ def _make_run(rows: int):
         path = choose_path(w, arith)
         vec = W % COLS == 0
         sat = problem.option("cast") == "saturate"
-        k = _kernel(rows, path, vec, sat, rc.mode())
+        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS)
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))
         d_img32 = d_img8.view(np.uint32) if vec else d_img8

@@ -29,7 +29,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
 
-from .filter2d_best import device_ops, jit_source, row_block_constraint
+from .filter2d_best import device_ops, jit_source, row_block_constraint, unrolled_rows
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
 ROWS = (1, 2, 4, 8)
@@ -39,6 +39,8 @@ BX = 256
 #: output columns a thread computes (8: ten gray pixels a row for eight outputs, and the loop's
 #: address and rotation work shared by eight)
 COLS = 8
+#: a cap on the registers a thread (None: ptxas's choice; see filter2d_best.MAX_REGISTERS)
+MAX_REGISTERS = None
 
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
@@ -93,9 +95,10 @@ def _load_row(p: int, nch: int, vec: bool) -> list:
     return L
 
 
-def _output(i: int, l2: bool) -> list:
-    """Lines computing ``v{i}``, the uint32 result of output column c0+i (spec tap order)."""
-    p = lambda a, b: f"p{a}_{i + b}"
+def _output(i: int, l2: bool, slots: tuple = (0, 1, 2)) -> list:
+    """Lines computing ``v{i}``, the uint32 result of output column c0+i (spec tap order) from the
+    register rows ``slots`` = (top, middle, bottom)."""
+    p = lambda a, b: f"p{slots[a]}_{i + b}"
     gx = f"fadd(fadd(fma(P2, {p(1, 2)}, fma(M2, {p(1, 0)}, fadd(-{p(0, 0)}, {p(0, 2)}))), -{p(2, 0)}), {p(2, 2)})"
     gy = f"fadd(fadd(fma(P2, {p(2, 1)}, fma(M2, {p(0, 1)}, fadd(-{p(0, 0)}, {p(2, 0)}))), -{p(0, 2)}), {p(2, 2)})"
     L = [f"gx = {gx}", f"gy = {gy}"]
@@ -128,9 +131,9 @@ def _store(vec: bool) -> list:
 
 def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
     """The Python source of ``kern(img8, img32, img64, out8, out32, H, W)``: two rows converted to
-    gray before a loop over the ``rows`` output rows; in the word layout the third row is loaded
-    before the loop too, and each iteration converts it, then issues the next row's loads before its
-    own arithmetic and store (so the loads overlap them)."""
+    gray before the loop over the ``rows`` output rows (:func:`unrolled_rows`); in the word layout the
+    third row is loaded before the loop too, and each row converts it, then issues the next row's
+    loads before its own arithmetic and store (so the loads overlap them)."""
     ind = lambda lines, n: ["    " * n + s for block in lines for s in block.split("\n")]
     body = [f"c0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * {COLS}",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -139,23 +142,25 @@ def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
     for p, rr in ((0, "r0 - 1"), (1, "r0")):
         body.append(f"rr = {rr}")
         body += _load_row(p, nch, vec)
-    loop = ["r = r0 + k", "if r > H - 2:", "    return"]
     if vec:
         body += ["rr = r0 + 1"] + _load_raw(vec)
-        loop += _gray_raw(2) + ["rr = min(r + 2, H - 1)"] + _load_raw(vec)
-    else:
-        loop += ["rr = r + 1"] + _load_row(2, nch, vec)
-    for i in range(COLS):
-        loop += _output(i, l2)
-    loop += _store(vec)
-    loop += [f"p0_{j} = p1_{j}" for j in range(COLS + 2)] + [f"p1_{j} = p2_{j}" for j in range(COLS + 2)]
-    body.append(f"for k in range({rows}):")
-    body += ind(loop, 1)
+
+    def step(j: int, slots: tuple) -> list:
+        L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
+        if vec:
+            L += _gray_raw(slots[2]) + ["rr = min(r + 2, H - 1)"] + _load_raw(vec)
+        else:
+            L += ["rr = r + 1"] + _load_row(slots[2], nch, vec)
+        for i in range(COLS):
+            L += _output(i, l2, slots)
+        return ind(L + _store(vec), 0)
+
+    body += unrolled_rows(rows, step)
     return "\n".join(["def kern(img8, img32, img64, out8, out32, H, W):"] + ind(body, 1)) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
+def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str, max_registers=None):
     import math
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
@@ -170,7 +175,7 @@ def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str):
               UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32), M=f32(8388608.0),
               PK0=np.int32(0x0040), PK1=np.int32(0x5410), **{f"SEL{c}": np.int32(0x7540 | c) for c in range(3)},
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"X{n}": np.uint64(n) for n in range(COLS + 2)})
-    return jit_source(cuda, src, fname, ns)
+    return jit_source(cuda, src, fname, ns, max_registers)
 
 
 def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
@@ -184,7 +189,7 @@ def _make_run(rows: int):
         H, W = img.shape[:2]
         nch = 0 if img.ndim == 2 else img.shape[2]
         vec = nch == 4 and W % COLS == 0
-        k = _kernel(rows, nch, problem.option("magnitude") == "l2", vec, rc.mode())
+        k = _kernel(rows, nch, problem.option("magnitude") == "l2", vec, rc.mode(), MAX_REGISTERS)
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))
         d_img32 = d_img8.view(np.uint32) if vec else d_img8

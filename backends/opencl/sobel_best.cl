@@ -12,7 +12,8 @@
  * (32 bytes) are two aligned 16-byte loads (uint4), the two halo pixels 4-byte loads, and the 8
  * outputs one 8-byte store (uint2) where the whole chunk is interior (`full`, tested once before
  * the row loop), else bytes each guarded by its column.  VEC=0: bytes, the next row loaded and
- * converted at the top of each iteration.
+ * converted at the top of each row.  The row loop is unrolled by three with the register rows
+ * renamed (sobel_row), so that no row of registers is copied.
  *
  * A channel byte x becomes X = as_float(0x4B000000 | x) = 2^23 + x (one byte permute, PTX prmt,
  * with -DUSE_PTX), and its gray product one fma on it: fma(C, X, -C*2^23) = rn(C*x) (-DGRAY_FMA=0:
@@ -163,6 +164,43 @@ inline uint pack4(const uint a, const uint b, const uint c, const uint d)
 #endif
 }
 
+#if VEC
+#define RAW_ARG , raw_row *q
+#define RAW_PASS , &q
+#else
+#define RAW_ARG
+#define RAW_PASS
+#endif
+
+/* output row r from the register rows top, mid and bot; bot (input row r+1) is filled here, and in
+ * the VEC layout the raw words of input row r+2 are loaded into *q before this row's arithmetic */
+inline void sobel_row(__global const uchar *restrict img, __global uchar *restrict out, const int r,
+                      const int c0, const int H, const int W, const bool full,
+                      const float *top, const float *mid, float *bot RAW_ARG)
+{
+#if VEC
+    gray_raw(*q, bot);
+    *q = load_raw(img, min(r + 2, H - 1), c0, W);   /* the next row's loads, before this row's work */
+#else
+    load_row(img, r + 1, c0, W, bot);
+#endif
+    uint o[COLS];
+#pragma unroll
+    for (int i = 0; i < COLS; ++i)
+        o[i] = result(top, mid, bot, i);
+    __global uchar *orow = out + (size_t)r * W;
+#if VEC
+    if (full) {
+        *(__global uint2 *)(orow + c0) = (uint2)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]));
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < COLS; ++i)
+        if (c0 + i >= 1 && c0 + i <= W - 2)
+            orow[c0 + i] = (uchar)o[i];
+}
+
 __kernel void sobel_best(__global const uchar *restrict img, __global uchar *restrict out,
                          const int H, const int W)
 {
@@ -179,40 +217,22 @@ __kernel void sobel_best(__global const uchar *restrict img, __global uchar *res
     gray_raw(q, p1);
     q = load_raw(img, r0 + 1, c0, W);
 #else
+    const bool full = false;
     load_row(img, r0 - 1, c0, W, p0);
     load_row(img, r0, c0, W, p1);
 #endif
-#pragma unroll 1                           /* a loop, as the Numba twin's */
-    for (int k = 0; k < ROWS; ++k) {
-        const int r = r0 + k;
-        if (r > H - 2)
+    /* the row loop unrolled by three, as the Numba twin's: the register rows take turns as the
+     * bottom row (p2, p0, p1), so that after three rows they are back in place and none is copied */
+#pragma unroll 1
+    for (int k = 0; k < ROWS; k += 3) {
+        if (r0 + k > H - 2)
             return;
-#if VEC
-        gray_raw(q, p2);
-        q = load_raw(img, min(r + 2, H - 1), c0, W);   /* the next row's loads, before this row's work */
-#else
-        load_row(img, r + 1, c0, W, p2);
-#endif
-        uint o[COLS];
-#pragma unroll
-        for (int i = 0; i < COLS; ++i)
-            o[i] = result(p0, p1, p2, i);
-        __global uchar *orow = out + (size_t)r * W;
-#if VEC
-        if (full) {
-            *(__global uint2 *)(orow + c0) = (uint2)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]));
-        } else
-#endif
-        {
-#pragma unroll
-            for (int i = 0; i < COLS; ++i)
-                if (c0 + i >= 1 && c0 + i <= W - 2)
-                    orow[c0 + i] = (uchar)o[i];
-        }
-#pragma unroll
-        for (int j = 0; j < COLS + 2; ++j) {
-            p0[j] = p1[j];
-            p1[j] = p2[j];
-        }
+        sobel_row(img, out, r0 + k, c0, H, W, full, p0, p1, p2 RAW_PASS);
+        if (k + 1 >= ROWS || r0 + k + 1 > H - 2)
+            return;
+        sobel_row(img, out, r0 + k + 1, c0, H, W, full, p1, p2, p0 RAW_PASS);
+        if (k + 2 >= ROWS || r0 + k + 2 > H - 2)
+            return;
+        sobel_row(img, out, r0 + k + 2, c0, H, W, full, p2, p0, p1 RAW_PASS);
     }
 }
