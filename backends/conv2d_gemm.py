@@ -56,6 +56,7 @@ class Tile:
     tn: int
     bk: int
     eff: float            # the model's relative throughput of this tile shape (estimate_us)
+    auto: bool = True     # whether ``tile="auto"`` may choose it
 
     @property
     def thx(self) -> int:   # threads along q (columns)
@@ -82,7 +83,12 @@ TILES = {t.name: t for t in (
     Tile("128x64", 128, 64, 8, 4, 8, 1.0),
     Tile("64x64", 64, 64, 4, 4, 16, 0.8),
     Tile("32x32", 32, 32, 4, 4, 8, 0.6),
-    Tile("16x16", 16, 16, 4, 4, 8, 0.3),
+    Tile("16x16", 16, 16, 4, 4, 8, 0.3, auto=False),
+    # deep K slices: a K of 64 (cuconv T3-C) in one or two slices, each slice one global-load
+    # latency for the whole block (the small 1x1 GEMMs wait on those, not on the multiply-adds)
+    Tile("64x64k32", 64, 64, 4, 4, 32, 0.8, auto=False),
+    Tile("32x32k32", 32, 32, 4, 4, 32, 0.6, auto=False),
+    Tile("32x32k64", 32, 32, 4, 4, 64, 0.6, auto=False),
 )}
 #: the split-K counts (``split`` launch parameter; ``auto`` chooses among them)
 SPLITS = (1, 2, 4, 8, 16, 32)
@@ -223,7 +229,7 @@ def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto",
     is the reduction kernel (``fused`` only when asked for).  The "16x16" tile is never chosen by
     ``auto``.  An explicit split is capped at the k-tiles there are (every slice non-empty).  ``path`` ``auto`` is the 1x1 path wherever it
     applies (:attr:`Geometry.is_1x1`)."""
-    tiles = [TILES[tile]] if tile != "auto" else [t for n, t in reversed(TILES.items()) if n != "16x16"]
+    tiles = [TILES[tile]] if tile != "auto" else [t for t in reversed(TILES.values()) if t.auto]
     splits = [int(split)] if split != "auto" else list(SPLITS)
     # auto never fuses: on the H100 (2026-11-27, scripts/gpu_conv_best_sweep.py) the fused reduction
     # was no faster than the kernel where the model chose it, and OpenCL's failed the check on NVIDIA

@@ -13,6 +13,7 @@ with an argument, also writes the rows as JSON there and a Markdown table beside
 
     python scripts/gpu_conv_best_sweep.py [out.json] [--preset GLOB ...] [--backend numba_cuda|opencl] [--reps N]
     python scripts/gpu_conv_best_sweep.py sweep.json --preset 'cuconv-T3-*' --preset cuconv-E3   # 1x1 + E3
+    python scripts/gpu_conv_best_sweep.py deep.json --alts deep --preset 'cuconv-T3-*'            # deep-K tiles
 """
 from __future__ import annotations
 
@@ -30,11 +31,20 @@ from refconv.bench.rows import measure
 from refconv.checking import acceptance_for, check_example
 from refconv.session import configure_backends
 
-#: autotuned cuDNN float32 (TF32 off) on an H100, kernel medians, µs (issue 24's closing run,
-#: docs/performance.md, 2026-11-27); E4 not run there
-CUDNN_US = {"cuconv-T3-1x1-A": 66.7, "cuconv-T3-1x1-B": 17.4, "cuconv-T3-1x1-C": 8.46, "cuconv-T4-3x3-A": 66.6,
-            "cuconv-T4-3x3-B": 117.0, "cuconv-T5-5x5-A": 53.1, "cuconv-E1": 30.8, "cuconv-E2": 43.0,
+#: autotuned cuDNN float32 (TF32 off) on an H100, kernel medians, µs (issue 24's bench run with the
+#: read flush, docs/data/h100_2026-11-27b/bench_cuconv.json, 2026-11-27; E3 from the 25th's run, E4 not run)
+CUDNN_US = {"cuconv-T3-1x1-A": 34.3, "cuconv-T3-1x1-B": 14.8, "cuconv-T3-1x1-C": 8.19, "cuconv-T4-3x3-A": 67.5,
+            "cuconv-T4-3x3-B": 117.4, "cuconv-T5-5x5-A": 53.2, "cuconv-E1": 24.9, "cuconv-E2": 44.4,
             "cuconv-E3": 55.1}
+#: the deep-K tiles (BK 32 / 64) that ``--alts deep`` times
+DEEP = ("32x32k32", "32x32k64", "64x64k32")
+
+
+def deep_alternatives(g) -> list:
+    """``--alts deep``: the defaults, then each deep-K tile at split 1 and 2 (reduction kernel; on
+    1x1 problems also split 4), so that they can be compared with what ``auto`` picks."""
+    splits = (1, 2, 4) if g.is_1x1 else (1, 2)
+    return [{}] + [{"tile": t, "split": s} for t in DEEP for s in splits]
 
 
 def alternatives(g) -> list:
@@ -62,6 +72,8 @@ def _args():
     ap.add_argument("--preset", action="append", help="glob; again: a preset matching any (default cuconv-*)")
     ap.add_argument("--backend", choices=("numba_cuda", "opencl"), action="append")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--alts", choices=("all", "deep"), default="all",
+                    help="the launch parameters tried: all (alternatives()) or deep (deep_alternatives())")
     return ap.parse_args()
 
 
@@ -104,7 +116,7 @@ def main():
         g = G.geometry(problem)
         for b in backends:
             seen = set()
-            for params in alternatives(g):
+            for params in (deep_alternatives if a.alts == "deep" else alternatives)(g):
                 p = _full(params)
                 plan = G.describe(G.plan(g, p["tile"], p["split"], 4, p["path"], p["reduce"]))
                 if plan in seen:             # the same launch as an earlier row (e.g. split=1 chosen anyway)
