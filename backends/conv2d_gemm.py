@@ -89,6 +89,7 @@ TILES = {t.name: t for t in (
     Tile("64x64k32", 64, 64, 4, 4, 32, 0.8, auto=False),
     Tile("32x32k32", 32, 32, 4, 4, 32, 0.6, auto=False),
     Tile("32x32k64", 32, 32, 4, 4, 64, 0.6, auto=False),
+    Tile("32x32k64-2x4", 32, 32, 2, 4, 64, 0.6, auto=False),     # 128 threads, 2x4 micro-tiles
 )}
 #: the split-K counts (``split`` launch parameter; ``auto`` chooses among them)
 SPLITS = (1, 2, 4, 8, 16, 32)
@@ -215,6 +216,13 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
     return main + REDUCE_US + 2 * p.split * g.M * g.NQ * itemsize / BYTES_PER_US
 
 
+#: the 1x1 path's measured rule, ahead of the model: where split 1 of this deep-K tile gives at
+#: least ``SMS`` blocks, ``auto`` (tile and split) takes it.  On the H100 (2026-11-27,
+#: scripts/gpu_conv_best_sweep.py --alts deep) it beat every tile and split the model chose from
+#: where the GPU is full without split-K (cuconv T3-B: 15.6 us against 19.0, T3-C: 8.9 against
+#: 10.7) and lost where it is not (T3-A: 16 blocks, 36.1 us against 16.4 with split-K)
+DEEP_1X1 = "32x32k64"
+
 #: ``auto`` takes the smallest tile (then split) whose estimate is within this many µs or this
 #: fraction of the best one: below the model's resolution, less padded work and fewer threads win
 #: (and a tiny problem gets a small tile, cheap under the simulator too)
@@ -226,15 +234,20 @@ def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto",
     :data:`SPLITS` or ``auto``), ``path`` (:data:`PATHS`) and ``reduce`` (:data:`REDUCES`):
     ``auto`` takes the cheapest by :func:`estimate_us`, up to the tie margins (:data:`TIE_US`,
     :data:`TIE_FRACTION`), preferring the smaller tile, then the smaller split; ``reduce`` ``auto``
-    is the reduction kernel (``fused`` only when asked for).  The "16x16" tile is never chosen by
+    is the reduction kernel (``fused`` only when asked for).  On the 1x1 path with both ``auto``,
+    the measured rule :data:`DEEP_1X1` comes first.  The "16x16" tile is never chosen by
     ``auto``.  An explicit split is capped at the k-tiles there are (every slice non-empty).  ``path`` ``auto`` is the 1x1 path wherever it
     applies (:attr:`Geometry.is_1x1`)."""
+    one = path == "auto" and g.is_1x1
+    if one and tile == "auto" and split == "auto":
+        deep = _plan(g, TILES[DEEP_1X1], 1, True)
+        if deep.grid[0] * deep.grid[1] >= SMS:
+            return deep
     tiles = [TILES[tile]] if tile != "auto" else [t for t in reversed(TILES.values()) if t.auto]
     splits = [int(split)] if split != "auto" else list(SPLITS)
     # auto never fuses: on the H100 (2026-11-27, scripts/gpu_conv_best_sweep.py) the fused reduction
     # was no faster than the kernel where the model chose it, and OpenCL's failed the check on NVIDIA
     fuses = {"auto": (False,), "kernel": (False,), "fused": (True,)}[reduce]
-    one = path == "auto" and g.is_1x1
     cands = [(estimate_us(g, p, itemsize), p)
              for t in tiles for p in {_plan(g, t, s, one, f) for s in splits for f in fuses}]
     best = min(e for e, _ in cands)

@@ -37,7 +37,7 @@ CUDNN_US = {"cuconv-T3-1x1-A": 34.3, "cuconv-T3-1x1-B": 14.8, "cuconv-T3-1x1-C":
             "cuconv-T4-3x3-B": 117.4, "cuconv-T5-5x5-A": 53.2, "cuconv-E1": 24.9, "cuconv-E2": 44.4,
             "cuconv-E3": 55.1}
 #: the deep-K tiles (BK 32 / 64) that ``--alts deep`` times
-DEEP = ("32x32k32", "32x32k64", "64x64k32")
+DEEP = ("32x32k32", "32x32k64", "64x64k32", "32x32k64-2x4")
 
 
 def deep_alternatives(g) -> list:

@@ -3,9 +3,10 @@ kernels' Numba twins (issue #24: sobel/opencl/best_R8 median 33.4 us, minimum 27
 27.3 / 26.6).  A suspect: the timed kernel is enqueued right behind the L2 flush kernel on the
 in-order queue, and its profiling start may be taken before the flush has drained.  This times a
 few OpenCL variants on their bench presets by the bench's method (``refconv.bench.rows.measure``)
-under three flushes: ``read`` (as shipped), ``read+wait`` (the read, then the host waits for it
-to finish before the timed launch is enqueued) and ``none`` (no flush: warm L2), with a Numba
-row for reference.  Used on a lent GPU; prints one JSON line a row and writes them all to
+four ways: ``shipped`` (the buffers migrated to the device and waited for, then the read flush),
+``no-migrate`` (the read flush only, as before), ``read+wait`` (as shipped, then the host waits
+for the flush before the timed launch) and ``no-flush`` (migrated, warm L2), with a Numba row
+for reference.  Used on a lent GPU; prints one JSON line a row and writes them all to
 $OUT/flush_probe.json.
 usage: python scripts/gpu_flush_probe.py"""
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from refconv import registry
 from refconv.bench import presets
 from refconv.bench.rows import measure
-from refconv.checking import check_example, acceptance_for
+from refconv.checking import scratch_output
 from refconv.session import configure_backends
 
 configure_backends({"cuda": "gpu", "opencl": "nvidia"})
@@ -35,24 +36,25 @@ def read_and_wait(queue):
     queue.finish()
 
 
-modes = {"read": read_flush, "read+wait": read_and_wait, "none": lambda queue: None}
+#: mode -> (flush, migrate)
+modes = {"shipped": (read_flush, True), "no-migrate": (read_flush, False), "read+wait": (read_and_wait, True),
+         "no-flush": (lambda queue: None, True)}
 rows = []
 for pname, vid in CASES:
     problem = presets.PRESETS[pname].problem()
     v = registry.get(vid)
     p = v.default_params()
-    kept: dict = {}
-    r = check_example(v, problem, p, acceptance_for(problem), keep=kept)
-    for mode, fn in modes.items():
-        if "numba" in vid and mode != "read":
+    out = scratch_output(problem, v.writes, v.output)
+    for mode, (fn, mig) in modes.items():
+        if "numba" in vid and mode != "shipped":
             continue
-        cl_bench.flush = fn
+        cl_bench.flush, cl_bench.MIGRATE = fn, mig
         try:
-            m = measure(lambda: v.run(problem, kept["out"], **p), 30, 128 << 20)
+            m = measure(lambda: v.run(problem, out, **p), 20, 128 << 20)
         finally:
-            cl_bench.flush = read_flush
+            cl_bench.flush, cl_bench.MIGRATE = read_flush, True
         k = m["kernel_s"]
-        rows.append({"variant": vid, "flush": mode, "check": r.status,
+        rows.append({"variant": vid, "mode": mode,
                      **{f"kernel_us_{q}": round(k[q] * 1e6, 2) for q in ("median", "q1", "q3", "min", "max")}})
         print(json.dumps(rows[-1]), flush=True)
         json.dump(rows, open(os.path.join(os.environ.get("OUT", "/tmp"), "flush_probe.json"), "w"), indent=1)

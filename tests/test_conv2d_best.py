@@ -84,6 +84,18 @@ def test_the_cuconv_presets_get_split_k_where_the_output_is_tiny():
     assert [n for n, p in chosen.items() if p.one] == ["cuconv-T3-1x1-A", "cuconv-T3-1x1-B", "cuconv-T3-1x1-C"]
 
 
+def test_the_1x1_presets_that_fill_the_gpu_without_split_k_take_the_deep_k_tile():
+    from refconv.bench import presets
+    chosen = {n: G.plan(G.geometry(presets.PRESETS[n].problem())) for n in
+              ("cuconv-T3-1x1-A", "cuconv-T3-1x1-B", "cuconv-T3-1x1-C", "cuconv-E1")}
+    for n in ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):             # 224 and 184 blocks at split 1
+        assert (chosen[n].tile.name, chosen[n].split) == (G.DEEP_1X1, 1), n
+    assert chosen["cuconv-T3-1x1-A"].tile.name != G.DEEP_1X1       # 16 blocks: split-K instead
+    assert chosen["cuconv-E1"].tile.name != G.DEEP_1X1             # 3x3: not the 1x1 path
+    g = G.geometry(presets.PRESETS["cuconv-T3-1x1-B"].problem())
+    assert G.plan(g, split=2).split == 2                            # an explicit split is kept
+
+
 def test_the_1x1_path_and_the_fused_reduction_in_the_plan():
     g, _ = _geometry(c=40, r=1, s=1, pd=0, dl=3)             # dilation has no effect on a 1x1
     assert g.is_1x1 and G.plan(g, "16x16", 1).one and not G.plan(g, "16x16", 1, path="gather").one

@@ -63,15 +63,33 @@ def flush(queue) -> None:
     k(queue, (min(-(-words // 256), 4096) * 256,), (256,), buf, np.uint64(words), sink)
 
 
+#: whether a timed launch first moves its buffer arguments to the device and waits for that (the
+#: nvidia target).  NVIDIA's OpenCL may place a buffer made with COPY_HOST_PTR (every input and
+#: output buffer here) on the device only when a command first uses it; a timed launch on fresh
+#: buffers must not carry that.  scripts/gpu_flush_probe.py times rows with and without it.
+MIGRATE = True
+
+
+def migrate(queue, args) -> None:
+    """Move the buffers among ``args`` to ``queue``'s device and wait (nvidia target, :data:`MIGRATE`)."""
+    if not (MIGRATE and _flushes()):
+        return
+    import pyopencl as cl
+    mems = [a for a in args if isinstance(a, cl.MemoryObjectHolder)]
+    if mems:
+        cl.enqueue_migrate_mem_objects(queue, mems).wait()
+
+
 def timed(kernel):
     """``timed(k)(queue, global, local, *args)`` launches ``k`` like ``k(queue, ...)``; inside
-    ``refconv.timing.collect`` the launch follows a :func:`flush` and its profiling interval is
-    recorded (flagged as simulated on Oclgrind, whose times mean nothing)."""
+    ``refconv.timing.collect`` the launch follows a :func:`migrate` of its buffers and a
+    :func:`flush`, and its profiling interval is recorded (flagged as simulated on Oclgrind, whose times mean nothing)."""
     from refconv import timing
     if not timing.active():
         return kernel
 
     def launch(queue, *args, **kwargs):
+        migrate(queue, args)
         flush(queue)
         ev = kernel(queue, *args, **kwargs)
         timing.record(lambda: _profiled(ev), getattr(kernel, "function_name", "kernel"),
