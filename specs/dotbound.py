@@ -227,3 +227,33 @@ def dot(taps, shape, F):
     return FSet(loF, hiF, fin, pinf, ninf, nan), terms.center, rad, exact
 
 
+
+
+def dot_sums(shape, F, n: int, center, S, P, N, npos, nneg):
+    """Accepted set of a dot product of ``n`` finite terms in ``F`` from its sums in the reference
+    type, computed elsewhere in any order (e.g. by BLAS, one GEMM per sum): ``center = sum p``,
+    ``S = sum |p|``, ``P = sum max(p, 0)``, ``N = sum min(p, 0)`` and the counts of positive and
+    negative terms.  Any summation order of ``center`` is within the ``gamma_n(R) S`` the bound
+    already allows for the reference.  Every term must be finite (no certain NaN or infinity) and
+    exact in ``R`` (a product of two ``F`` values with ``R`` float64 and ``F`` float32).  The sum is
+    never declared exact (the per-term exactness :func:`dot` tracks is not computed): the set is the
+    interval, a superset of what :func:`dot` gives.  Returns what :func:`dot` returns."""
+    F = np.dtype(F)
+    R = ref_type(F)
+    terms = _Terms(shape, F, R)
+    if n <= 0:
+        raise ValueError("dot product with no terms")
+    terms.n = int(n)
+    terms.center[...] = center
+    terms.S[...] = S
+    terms.P[...] = P
+    terms.N[...] = N
+    terms.npos[...] = npos
+    terms.nneg[...] = nneg
+    terms.exact[...] = False
+    with np.errstate(all="ignore"):
+        exact, lo, hi, rad = terms.bounds()
+        fin, pinf, ninf, nan = terms.specials(lo, hi)
+        loF = np.where(fin, lo, 0).astype(F)
+        hiF = np.where(fin, hi, 0).astype(F)
+    return FSet(loF, hiF, fin, pinf, ninf, nan), terms.center, rad, exact

@@ -1,4 +1,6 @@
 """conv2d spec vs torch.nn.functional.conv2d (CPU)."""
+import importlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -86,3 +88,97 @@ def test_a_huge_padding_is_refused_by_name_before_allocating():
         specs.conv2d(x, w, padding=10 ** 9)
     with pytest.raises(ValueError, match=r"padding=\(0, 100000000\)"):
         specs.conv2d(x, w, padding=(0, 10 ** 8))
+
+
+# ----------------------------------------------------------------------------- the GEMM path of the acceptance
+
+def _both_paths(monkeypatch, x, w, b, opts):
+    """The accepted sets of one float32 problem through the per-term engine and through the GEMM
+    path (forced by lowering its work threshold)."""
+    C = importlib.import_module("refconv.specs.conv2d")
+    o = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, **opts}
+    inputs = {"x": x, "w": w, "bias": b}
+    monkeypatch.setattr(C, "FAST_MIN_WORK", 1 << 62)
+    slow = C.accepted(inputs, o)
+    monkeypatch.setattr(C, "FAST_MIN_WORK", 0)
+    fast = C.accepted(inputs, o)
+    return slow, fast
+
+
+def _sequential_f32(x, w, b, opts, reverse):
+    """conv2d summed in float32, one term at a time, in the spec's tap order or its reverse (an
+    order a kernel may take): a result the acceptance must take."""
+    import itertools
+    C = importlib.import_module("refconv.specs.conv2d")
+    a = C.resolve(x, w, b, opts.get("stride", 1), opts.get("padding", 0), opts.get("dilation", 1), opts.get("groups", 1))
+    m, cg = a["w"].shape[:2]
+    mg = m // a["groups"]
+    terms = []
+    for (i, j, xw), ci in itertools.product(list(C.windows(a)), range(cg)):
+        idx = (np.arange(m) // mg) * cg + ci
+        terms.append(a["w"][:, ci, i, j][None, :, None, None] * xw[:, idx])
+    if b is not None:
+        terms.append(np.broadcast_to(b[None, :, None, None], terms[0].shape))
+    acc = np.zeros(terms[0].shape, np.float32)
+    for t in (terms[::-1] if reverse else terms):
+        acc = (acc + t.astype(np.float32)).astype(np.float32)
+    return acc
+
+
+@settings(max_examples=30, deadline=None)
+@given(p=conv_problem(np.float32))
+def test_the_gemm_path_accepts_every_summation_order_and_is_as_tight_as_the_engine(p):
+    import pytest as _pytest
+    mp = _pytest.MonkeyPatch()
+    try:
+        x, w, b, opts = p
+        slow, fast = _both_paths(mp, x, w, b, opts)
+    finally:
+        mp.undo()
+    for reverse in (False, True):
+        got = _sequential_f32(x, w, b, opts, reverse)
+        assert fast.contains(got).all() and slow.contains(got).all()
+    exact = np.asarray(specs.conv2d(x, w, b, **opts))          # the exact sum rounded once
+    assert fast.contains(exact).all()
+    # as tight as the engine's interval where that one is an interval (same sums, other order)
+    iv = slow.fin & (slow.lo != slow.hi)
+    wid = lambda s: s.hi.astype(np.float64) - s.lo.astype(np.float64)  # noqa: E731
+    assert np.all(wid(fast)[iv] <= wid(slow)[iv] * (1 + 1e-6) + 2 * np.spacing(np.abs(slow.hi[iv])))
+    assert (fast.pinf == slow.pinf).all() and (fast.ninf == slow.ninf).all() and not fast.nan.any()
+
+
+def test_the_gemm_path_rejects_a_result_one_part_in_a_thousand_off(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 16, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    _, fast = _both_paths(monkeypatch, x, w, None, {"padding": 1})
+    good = np.asarray(specs.conv2d(x, w, None, padding=1))
+    assert fast.contains(good).all()
+    bad = good.copy()
+    bad[0, 3, 4, 4] *= np.float32(1.001)
+    ok = fast.contains(bad)
+    assert not ok[0, 3, 4, 4] and ok.sum() == ok.size - 1
+
+
+def test_the_gemm_path_flags_possible_overflow_as_the_engine_does(monkeypatch):
+    """Products +b, +b, +1.5b (negative times negative), -1.5b with b = max/3: the sum is 2b, finite,
+    but an order that adds the positive terms first overflows (P = 3.5b > max); with the weights
+    negated, the same towards -Inf.  Every sign pairing counts in P and N."""
+    b = np.float32(np.finfo(np.float32).max / 3)
+    x = np.array([b, b, -b, b], np.float32).reshape(1, 4, 1, 1)
+    for sign, flag in ((1, "pinf"), (-1, "ninf")):
+        w = (sign * np.array([1, 1, -1.5, -1.5], np.float32)).reshape(1, 4, 1, 1)
+        slow, fast = _both_paths(monkeypatch, x, w, None, {})
+        assert getattr(fast, flag).all() and getattr(slow, flag).all(), flag
+        assert (fast.pinf == slow.pinf).all() and (fast.ninf == slow.ninf).all() and fast.fin.all()
+
+
+def test_a_paper_size_float32_problem_takes_the_gemm_path_and_others_the_engine():
+    C = importlib.import_module("refconv.specs.conv2d")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 64, 64, 64)).astype(np.float32)
+    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
+    o = {"stride": 1, "padding": 1, "dilation": 1, "groups": 1}
+    assert not C.accepted({"x": x, "w": w}, o).single().any()               # GEMM path: intervals only
+    xi, wi = np.round(x[:, :8, :8, :8] * 4), np.round(w[:8, :8] * 4)       # small, exact integers
+    assert C.accepted({"x": xi, "w": wi}, o).single().all()                # the engine finds them exact
