@@ -27,7 +27,8 @@ def add_parser(sub, filters):
                    help="a row's timed runs stop once they have taken this long in all (at least one run; "
                         "the table shows n where fewer than --repeat ran; default: no limit)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                   help=f"each row runs in a worker process and becomes a 'hang' row after this long (default "
+                   help=f"each row runs in a worker process and becomes a 'hang' row when one of its phases (the "
+                        f"spec's result, the check, the timing) runs this long (default "
                         f"{DEFAULT_TIMEOUT:g}: a paper-size Kronecker row fits); a crash or error is a row too, "
                         f"and the run goes on; 0: rows in this process, no limit")
     p.add_argument("--baseline", default="auto",

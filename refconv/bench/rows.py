@@ -172,6 +172,23 @@ def spec_row(problem, opts: RowOptions, work, bandwidth):
     return _finish_row(row, work, bandwidth.get("host", timing.host_copy), "host clock")
 
 
+#: called with what a row is doing as it starts each phase (the bench's worker sends it to the
+#: parent, whose time limit then starts again and whose ``hang`` status names the phase)
+_phase_hook = None
+
+
+def set_phase_hook(hook) -> None:
+    """Have :func:`phase` call ``hook(text)`` (None: nothing)."""
+    global _phase_hook
+    _phase_hook = hook
+
+
+def phase(text: str) -> None:
+    """Say that the current row now does ``text`` (e.g. ``checking v``)."""
+    if _phase_hook is not None:
+        _phase_hook(text)
+
+
 def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only, big, spec):
     """Check ``v`` on ``problem`` (also its warm-up), then time it; or say why not.  ``spec()``
     gives the problem's acceptance, computed once for all variants."""
@@ -190,16 +207,20 @@ def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only,
     try:
         # an op checked by row blocks (kron) never needs the whole spec result: check_example
         # computes the spec's rows itself
+        if problem.record.rows is None:
+            phase("computing the spec's result")
         acc = spec() if problem.record.rows is None else None
     except (ValueError, TypeError) as e:
         return Row.of_variant(v.id, f"error: the spec rejects this problem: {e}")
     kept: dict = {}
+    phase(f"checking {v.id} (its first run)")
     with console.status(f"{name}: checking {v.id} (also its warm-up run)"):
         first = check_example(v, problem, params, acc, keep=kept)
     if first.status != "pass":  # a wrong kernel's time is not a result
         return Row.of_variant(v.id, f"{first.status}: {first.message[:200]}")
     # the timed runs write into the checked output buffer again (its layout is the variant's)
     try:
+        phase(f"timing {v.id}")
         with console.status(f"{name}: timing {v.id}"):
             # on a simulated device one timed run exercises the timing; more would mean nothing
             out = kept.get("out")

@@ -8,8 +8,9 @@ time limit, so that a kernel that hangs, kills its process or raises costs only 
   variants).
 * **The worker** (:class:`WorkerRows`, the default): a spawned process (its own process group, the
   parent's backend options, as the check's workers: :mod:`refconv.procs`) holding a :class:`Rows`.
-  A row that runs past ``timeout`` seconds is a ``hang: ...`` row and the worker is killed with
-  everything it started; a worker that dies is a ``crash: worker died (...)`` row; either way the
+  A row whose phase (computing the spec's result, checking the variant's first run, timing it:
+  :func:`refconv.bench.rows.phase`) runs past ``timeout`` seconds is a ``hang: ... while <phase>``
+  row and the worker is killed with everything it started; a worker that dies is a ``crash: worker died (...)`` row; either way the
   next row gets a fresh worker (which measures the copy bandwidth again when it needs it).  A
   variant that raises is an ``error: ...`` row, as before.
 * ``--timeout 0`` computes the rows in the bench's own process (:class:`Rows` directly): no limit,
@@ -127,6 +128,8 @@ def _serve(conn, backend_options: dict, env: dict, opts: RowOptions, backends: l
     configure_backends(backend_options)
     console.quiet = True                      # the parent shows what runs
     rows = Rows(opts, backends, peers)
+    from .rows import set_phase_hook
+    set_phase_hook(lambda text: conn.send(("phase", text)))
     conn.send(("ready",))
     while True:
         task = conn.recv()
@@ -185,15 +188,19 @@ class WorkerRows:
                        if msg == "timeout" else crash_reason(self.proc.exitcode))
                 return self._failed(task, f"error: {why}") if task.kind != "peers" else []
         self.conn.send(task)
-        note = None
+        note, doing = None, ""
         while True:
-            msg = self._recv(self.timeout)
+            msg = self._recv(self.timeout)                       # each phase gets the whole limit
             if isinstance(msg, tuple) and msg[0] == "crash":     # what the kernel raised, then it exits
                 note = msg[1]
                 continue
+            if isinstance(msg, tuple) and msg[0] == "phase":     # the row starts a phase (rows.phase)
+                doing = f" {msg[1]}"
+                continue
             break
         if msg == "timeout":
-            out = self._failed(task, f"hang: the row ran longer than {self.timeout:g}s (--timeout; killed)")
+            while_ = f" while{doing}" if doing else ""
+            out = self._failed(task, f"hang: the row ran longer than {self.timeout:g}s{while_} (--timeout; killed)")
         elif msg == "dead":
             self.proc.join(5)
             out = self._failed(task, crash_reason(self.proc.exitcode, note))

@@ -34,6 +34,7 @@ def test_a_hanging_kernel_is_a_hang_row_within_its_timeout_and_the_rows_after_it
     assert p.returncode == 0, p.stdout + p.stderr
     hang = rows["matvec/faults/spawns_and_hangs"]
     assert hang["status"].startswith("hang: the row ran longer than 20s"), hang
+    assert "while checking matvec/faults/spawns_and_hangs (its first run)" in hang["status"], hang   # the phase
     assert hang["median_s"] is None
     for c in "abcdef":                              # listed after the crashes and the hang
         ok = rows[f"matvec/faults/correct_{c}"]
