@@ -106,6 +106,25 @@ def bits(v: np.ndarray):
 
 # ----------------------------------------------------------------------------- the dot-product engine
 
+#: the elements :meth:`_Terms.add` works on at a time
+BLOCK = 1 << 16
+
+
+def blocks(shape, block: int = BLOCK):
+    """Index tuples that cut an array of ``shape`` into pieces of at most ``block`` elements (a
+    piece is one run of the first axis whose trailing size fits, at fixed leading indices; ``()``:
+    the whole array when it fits or is 0-d)."""
+    shape = tuple(int(v) for v in shape)
+    if not shape or int(np.prod(shape, dtype=np.int64)) <= block:
+        yield ()
+        return
+    ax = next(a for a in range(len(shape)) if int(np.prod(shape[a + 1:], dtype=np.int64)) <= block)
+    step = max(1, block // max(1, int(np.prod(shape[ax + 1:], dtype=np.int64))))
+    for lead in np.ndindex(*shape[:ax]):
+        for s in range(0, shape[ax], step):
+            yield lead + (slice(s, s + step),)
+
+
 class _Terms:
     """The running sums of a dot product's terms ``w_k x_k``, in the reference type ``R``: the
     centre ``sum p``, ``S = sum |p| + r``, the positive and negative parts ``P``, ``N`` (with the
@@ -126,45 +145,55 @@ class _Terms:
         self.n = 0
 
     def add(self, w, x, r) -> None:
-        """Take the term ``w x`` (``r``: None or the radius of ``x``'s uncertainty)."""
-        shape, F, R = self.shape, self.F, self.R
+        """Take the term ``w x`` (``r``: None or the radius of ``x``'s uncertainty), block by block
+        (:func:`blocks`: element-wise work on cache-sized pieces; a 4096 x 3072 Sobel took 80 s in
+        one piece, 16 times a 1024 x 768 one's time)."""
+        shape = self.shape
         self.n += 1
         w = np.broadcast_to(np.asarray(w), shape)
         x = np.broadcast_to(np.asarray(x), shape)
-        wR, xR = w.astype(R), x.astype(R)
+        r = None if r is None else np.broadcast_to(np.asarray(r), shape)
+        for sl in blocks(shape):
+            self._add(sl, w[sl], x[sl], None if r is None else r[sl])
+
+    def _add(self, sl, w, x, r) -> None:
+        """:meth:`add` on the elements ``sl`` (``w``, ``x``, ``r``: those elements of the term)."""
+        F, R = self.F, self.R
+        wR, xR = np.asarray(w).astype(R), np.asarray(x).astype(R)
         wn, xn = np.isnan(wR), np.isnan(xR)
         wi, xi = np.isinf(wR), np.isinf(xR)
         nanp = wn | xn | (wi & (xR == 0)) | (xi & (wR == 0))
         infp = ~nanp & (wi | xi)
         neg = np.signbit(wR) ^ np.signbit(xR)
-        self.pinf_c |= infp & ~neg
-        self.ninf_c |= infp & neg
-        self.nan_c |= nanp
+        self.pinf_c[sl] |= infp & ~neg
+        self.ninf_c[sl] |= infp & neg
+        self.nan_c[sl] |= nanp
         fm = ~(nanp | infp)
         p = np.where(fm, wR * xR, 0)
-        self.center += p
+        self.center[sl] += p
         if r is not None:
-            rr = np.abs(wR) * np.broadcast_to(np.asarray(r), shape).astype(R)
+            rr = np.abs(wR) * np.asarray(r).astype(R)
             rr = np.where(fm, rr, 0)
-            self.radsum += rr
-            self.exact &= rr == 0
+            self.radsum[sl] += rr
+            self.exact[sl] &= rr == 0
         else:
             rr = 0
-        self.S += np.abs(p) + rr
-        self.P += np.maximum(p, 0) + rr
-        self.N += np.minimum(p, 0) - rr
-        self.npos += (p > 0) | (np.asarray(rr) > 0)
-        self.nneg += (p < 0) | (np.asarray(rr) > 0)
+        self.S[sl] += np.abs(p) + rr
+        self.P[sl] += np.maximum(p, 0) + rr
+        self.N[sl] += np.minimum(p, 0) - rr
+        self.npos[sl] += (p > 0) | (np.asarray(rr) > 0)
+        self.nneg[sl] += (p < 0) | (np.asarray(rr) > 0)
         # exactness of the product in F
         nz = fm & (p != 0)
         wh, wl = bits(np.where(nz, w, 1).astype(np.float64))
         xh, xl = bits(np.where(nz, x, 1).astype(np.float64))
-        xf = np.where(nz, x.astype(F).astype(R) == xR, True)  # x is an F value
+        xf = np.where(nz, np.asarray(x).astype(F).astype(R) == xR, True)  # x is an F value
         pok = (product_bits(np.where(nz, w, 1), wh, wl, np.where(nz, x, 1), xh, xl) <= self.prec) & \
               (wl + xl >= self.emin_sub) & \
               (np.abs(p) <= R.type(np.finfo(F).max)) & xf
-        self.exact &= ~nz | pok
-        self.g = np.where(nz, np.minimum(self.g, wl + xl), self.g)
+        self.exact[sl] &= ~nz | pok
+        g = self.g[sl]
+        self.g[sl] = np.where(nz, np.minimum(g, wl + xl), g)
 
     def bounds(self):
         """``(exact, lo, hi, rad)``: where the sum is exact in any order (every product exact,
