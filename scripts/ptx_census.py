@@ -10,7 +10,7 @@ then ``cuobjdump -sass`` from PATH or triton's bundled copy) and its machine ins
 and the body of its innermost loop (from a backward branch's target to the branch) by opcode, which
 with a variant's per-iteration outputs gives instructions an output without a GPU.
 
-usage: [SASS=1] python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
+usage: [SASS=1] [PARAMS='k=v ...'] python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
 """
 import collections
 import os
@@ -105,13 +105,17 @@ def sass_census(ptx: str) -> str:
     return out
 
 
+#: PARAMS='k=v ...': launch parameters over the variants' defaults (e.g. PARAMS='arith=int')
+PARAMS = {k: (int(v) if v.lstrip("-").isdigit() else v)
+          for k, v in (kv.split("=", 1) for kv in os.environ.get("PARAMS", "").split())}
+
 for arg in sys.argv[1:]:
     vid, _, desc = arg.partition("=")
     v = registry.get(vid)
     problem = Problem.parse(desc or DEFAULT[v.op])
     launches.clear()
     try:
-        call_run(v.run, problem, scratch_output(problem, v.writes, v.output), v.default_params())
+        call_run(v.run, problem, scratch_output(problem, v.writes, v.output), {**v.default_params(), **PARAMS})
     except Exception:  # the fake device returns garbage: host code after the launches may fail
         pass
     seen = set()

@@ -168,6 +168,35 @@ def test_numba_filter2d_best_matches_the_spec_on_every_path_and_layout(sim, rows
                                                           weights="exact.2"), {"bx": 32, "arith": "cvt"})
 
 
+def test_arith_int_takes_the_integer_path_where_the_sums_are_exact_and_the_auto_path_elsewhere():
+    from refconv.backends.filter2d_arith import dyadic_exponent
+    quarters = Problem.parse(F2D.format(h=5, w=5, shift=4, cast="wrap", image="random.1", weights="exact.2"))
+    w = quarters.inputs["weights"].astype(np.float32)
+    assert choose_path(w, "int") == "int" and choose_path(w) == "exact" and dyadic_exponent(w) == 2
+    assert dyadic_exponent(np.array([3.0, -7.0])) == 0 and dyadic_exponent(np.array([0.1])) is None
+    for weights, path in WEIGHTS[1:]:                        # magic, cvt: as auto
+        ws = Problem.parse(F2D.format(h=5, w=5, shift=4, cast="wrap", image="random.1", weights=weights))
+        assert choose_path(ws.inputs["weights"].astype(np.float32), "int") == path
+
+
+@pytest.mark.parametrize("rows", [2, 4])
+def test_numba_filter2d_best_integer_path_matches_the_spec(sim, rows):
+    """arith=int: the exact sums in int32 units of 2**-k, truncation toward zero by an add of the
+    sign's 2**k - 1 and a mask; quarters (k = 2), integers (k = 0) and eighths (k = 3), negative
+    partial sums included, every shift end, wrap and saturate, both layouts."""
+    for weights in ("exact.2", "ramp.1", "exact.7"):
+        for k, (h, w) in enumerate(SHAPES_F2D):
+            for cast in ("wrap", "saturate"):
+                spec = F2D.format(h=h, w=w, shift=(0, 3, 8, 5)[k], cast=cast, image="random.5", weights=weights)
+                _judge(f"filter2d/numba_cuda/best_R{rows}", spec, {"bx": 32, "arith": "int"})
+    eighths = Problem.parse(F2D.format(h=9, w=32, shift=1, cast="wrap", image="edge.2", weights="exact.2"))
+    w8 = (eighths.inputs["weights"] * 0.5).astype(np.float32)          # quarters / 2: eighths, k = 3
+    p8 = eighths.with_inputs({**eighths.inputs, "weights": w8})
+    assert choose_path(w8, "int") == "int"
+    r = check_example(_variant(f"filter2d/numba_cuda/best_R{rows}"), p8, {"bx": 32, "arith": "int"})
+    assert r.status == "pass", r.message
+
+
 @pytest.mark.parametrize("rows", [2, 4])
 def test_opencl_filter2d_best_matches_the_spec_on_every_path_and_layout(pocl, rows):
     for spec, _ in _filter2d_cases():

@@ -28,7 +28,11 @@ Three arithmetic paths give the same bits; the host picks one from the weights (
   round separately; the output is ``rd(trunc(s) * 2**-shift + 1.5 * 2**23)``, whose low byte is
   ``(trunc(s) >> shift) mod 256`` (clamped first to saturate; :func:`_output`);
 * ``exact`` (additionally every weight is ``m * 2**-k`` with ``B * 2**k < 2**23``): every product
-  and partial sum is exactly representable, so ``rn(rn(w*x) + a) == fma(w, x, a)``: one FMA a tap.
+  and partial sum is exactly representable, so ``rn(rn(w*x) + a) == fma(w, x, a)``: one FMA a tap;
+* ``int`` (``arith="int"`` only, where ``exact`` applies): the same exact sums as int32 in units of
+  ``2**-k``, the truncation an add and a mask (:func:`_output_int`): about as many instructions as
+  ``exact`` (sm_90 SASS, 39 an output) but on the integer pipes instead of the float and conversion
+  ones; not timed on a GPU yet, so ``auto`` never takes it.  The OpenCL twin has no ``int``.
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
-from refconv.backends.filter2d_arith import choose_path
+from refconv.backends.filter2d_arith import ARITH, choose_path, dyadic_exponent
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
 #: output rows a thread computes.  R = 1 and 8 were measured too (H200, 2026-11-27: 31.9 and
@@ -126,6 +130,8 @@ def device_ops() -> dict:
 def _conv(path: str):
     if path == "cvt":
         return lambda x: f"float32({x})"
+    if path == "int":
+        return lambda x: f"int32({x})"
     return lambda x: f"fadd(int_as_float(int32(int32({x}) | MAGI)), NEGM)"
 
 
@@ -154,8 +160,12 @@ def _convert_row(j: int, slot: int, path: str, vec: bool) -> list:
     L = [f"p{slot}_0 = {conv(f'h{j}_0')}"]
     for i in range(16):
         q = f"q{j}_{i // 4}"
-        x = (f"fadd(int_as_float(byte_perm(int32({q}), MAGI, SEL{i % 4})), NEGM)" if path != "cvt"
-             else conv(f"({q} >> S{8 * (i % 4)}) & UFF"))
+        if path == "int":      # byte b of the word, zero extended: one byte permute
+            x = f"byte_perm(int32({q}), I0, SELZ{i % 4})"
+        elif path != "cvt":
+            x = f"fadd(int_as_float(byte_perm(int32({q}), MAGI, SEL{i % 4})), NEGM)"
+        else:
+            x = conv(f"({q} >> S{8 * (i % 4)}) & UFF")
         L.append(f"p{slot}_{i + 1} = {x}")
     L.append(f"p{slot}_17 = {conv(f'h{j}_1')}")
     return L
@@ -168,7 +178,7 @@ def _trunc(t: int) -> str:
     return "truncf(s)" if t % 2 else "copysign(fadd(fadd_rz(fabs(s), M), NEGM), s)"
 
 
-def _output(i: int, path: str, rows: tuple, sat: bool) -> list:
+def _output(i: int, path: str, rows: tuple, sat: bool, k: int = 0) -> list:
     """Lines computing ``v{i}`` for output column c0+i from the register rows ``rows`` = (top,
     middle, bottom) slots (taps in spec order): on the ``cvt`` path the shifted int; otherwise a
     float ``2**23 * 1.5 + n`` whose low byte is the output byte, ``n = trunc(s) >> shift`` taken as
@@ -177,6 +187,8 @@ def _output(i: int, path: str, rows: tuple, sat: bool) -> list:
     saturating."""
     L = []
     taps = [(f"w{3 * a + b}", f"p{rows[a]}_{i + b}") for a in range(3) for b in range(3)]
+    if path == "int":
+        return _output_int(i, taps, sat, k)
     if path == "cvt":
         L.append(f"a = f2i(fmul({taps[0][0]}, {taps[0][1]}))")
         for w, x in taps[1:]:
@@ -193,7 +205,32 @@ def _output(i: int, path: str, rows: tuple, sat: bool) -> list:
     return L
 
 
+def _output_int(i: int, taps: list, sat: bool, k: int) -> list:
+    """The ``int`` path (weights ``W / 2**k`` with integer ``W``, every sum exact, ``|S| < 2**23``):
+    ``S`` is the spec's float sum in units of ``2**-k``, an int32.  Before each tap and at the end
+    ``t = S + (uint32(S) >> (32 - k))`` adds ``2**k - 1`` to a negative ``S`` (its top ``k`` bits are
+    ones), so that ``t & -2**k`` is ``2**k * trunc(S / 2**k)`` (the spec's truncation toward zero)
+    and ``t >> (k + shift)`` is ``trunc(S / 2**k) >> shift``; a tap is ``S = W * x + (t & -2**k)``
+    (three integer instructions; with ``k = 0``, integer weights, one multiply-add).  ``v`` is the
+    shifted int."""
+    (w0, x0), rest = taps[0], taps[1:]
+    L = [f"s = int32({w0} * {x0})"]
+    for w, x in rest:
+        if k:
+            L.append("t = int32(s + int32(uint32(s) >> KSH))")
+            L.append(f"s = int32({w} * {x} + (t & KMASK))")
+        else:
+            L.append(f"s = int32({w} * {x} + s)")
+    L.append("t = int32(s + int32(uint32(s) >> KSH))" if k else "t = s")
+    L.append(f"v{i} = int32(t >> (K + shift))")
+    if sat:
+        L.append(f"v{i} = min(max(v{i}, I0), I255)")
+    return L
+
+
 def _byte(i: int, sat: bool, path: str) -> str:
+    if path == "int":
+        return f"(uint32(v{i}) & UFF)"
     if path != "cvt":
         return f"(uint32(float_as_int(v{i})) & UFF)"
     return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
@@ -202,6 +239,9 @@ def _byte(i: int, sat: bool, path: str) -> str:
 def _word(q: int, sat: bool, path: str) -> str:
     """The output word of columns c0+4q .. c0+4q+3 (byte permutes of the float results' low bytes
     off the ``cvt`` path)."""
+    if path == "int":       # the low bytes of the four ints, packed by byte permutes
+        f = [f"v{4 * q + b}" for b in range(4)]
+        return f"byte_perm(byte_perm({f[0]}, {f[1]}, PK0), byte_perm({f[2]}, {f[3]}, PK0), PK1)"
     if path != "cvt":
         f = [f"float_as_int(v{4 * q + b})" for b in range(4)]
         return f"byte_perm(byte_perm({f[0]}, {f[1]}, PK0), byte_perm({f[2]}, {f[3]}, PK0), PK1)"
@@ -249,7 +289,7 @@ def unrolled_rows(rows: int, step) -> list:
     return [f"for k in range(0, {rows}, 3):"] + ["    " + x for x in L]
 
 
-def source(rows: int, path: str, vec: bool, sat: bool) -> str:
+def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0) -> str:
     """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
     third loaded before the loop over the ``rows`` output rows (:func:`unrolled_rows`: unrolled by
@@ -273,7 +313,7 @@ def source(rows: int, path: str, vec: bool, sat: bool) -> str:
         L += _convert_row(2, slots[2], path, vec)
         L += [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
         for i in range(COLS):
-            L += _output(i, path, slots, sat)
+            L += _output(i, path, slots, sat, k)
         return L + _store(vec, sat, path)
 
     body += unrolled_rows(rows, step)
@@ -281,16 +321,19 @@ def source(rows: int, path: str, vec: bool, sat: bool) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None):
+def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat)
-    fname = f"<refconv filter2d_best R{rows} {path} {'vec' if vec else 'byte'} {'sat' if sat else 'wrap'}>"
+    src = source(rows, path, vec, sat, k)
+    fname = (f"<refconv filter2d_best R{rows} {path}{k if path == 'int' else ''} {'vec' if vec else 'byte'} "
+             f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
               Z8=np.uint8(0), UFF=np.uint32(0xFF), I0=np.int32(0), I255=np.int32(255), min=min, max=max,
               CB=np.float32(_CB), CB255=np.float32(_CB + 255), PK0=np.int32(0x0040), PK1=np.int32(0x5410),
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
+              **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
+              K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in range(18)})
     return jit_source(cuda, src, fname, ns, max_registers)
 
@@ -319,7 +362,10 @@ def _make_run(rows: int):
         path = choose_path(w, arith)
         vec = W % COLS == 0
         sat = problem.option("cast") == "saturate"
-        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS)
+        kexp = dyadic_exponent(w) if path == "int" else 0
+        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp)
+        if path == "int":       # the weights in units of 2**-k, exact integers
+            w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))
         d_img32 = d_img8.view(np.uint32) if vec else d_img8
@@ -350,7 +396,7 @@ def variants():
         out.append(Variant(
             op="filter2d", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows),
             supports=dict(SUPPORTS),
-            params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ("auto", "cvt"), "auto")),
+            params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ARITH, "auto")),
             available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX), origin=ORIGIN,
             doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
                  "input rows (32-bit word loads/stores where W % 16 == 0, bytes otherwise); "
