@@ -16,7 +16,7 @@ byte.  The next input row's loads are issued before the current row's arithmetic
 interior test per thread (``full``) selects the unguarded word stores.  The kernel body is
 generated as straight-line code so the 54 pixels and the accumulators live in registers.
 
-Three arithmetic paths give the same bits; the host picks one from the weights (``arith="auto"``):
+Four arithmetic paths give the same bits; the host picks one of the first three from the weights (``arith="auto"``):
 
 * ``cvt``: the spec's conversions as written (``cvt.rn.f32.s32``, ``cvt.rzi.s32.f32``), used for
   any weights, and always with ``arith="cvt"``;
