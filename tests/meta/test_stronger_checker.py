@@ -177,9 +177,11 @@ print(json.dumps({op: {k: sorted(map(str, vs)) for k, vs in d.items()} for op, d
 
 def test_every_supported_option_value_is_drawn():
     """400 derandomized ci draws of each op reach every option value.  Drawn in a fresh
-    interpreter: in a test process the same derandomized run has drawn other examples after some
-    sequences of earlier tests (2026-11-27, under pytest-xdist: no ``uint16`` out_dtype), and
-    what this measures is the strategies, not what earlier tests left behind."""
+    interpreter: Hypothesis (6.170) mixes constants scanned from every module loaded in the
+    process (``hypothesis.internal.constants_ast``, ``sys.modules``) into its draws, so the same
+    derandomized run draws other examples after earlier tests have imported other modules
+    (2026-11-27, one xdist worker's 203 earlier tests: no ``uint16`` out_dtype).  What this
+    measures is the strategies, not which modules a test process happens to hold."""
     import subprocess
     r = subprocess.run([sys.executable, "-c", _COLLECT_DRAWN_OPTIONS], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
