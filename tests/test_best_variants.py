@@ -265,3 +265,15 @@ def test_filter2d_best_writes_every_row_whatever_the_rows_left_for_the_last_bloc
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
     for h in _row_count_cases(4):
         _judge(vid, F2D.format(h=h, w=32, shift=4, cast="wrap", image="random.4", weights="exact.2"), params)
+
+
+def test_a_build_error_in_a_best_kernel_quotes_its_own_file_and_line_past_the_shared_pack4(pocl):
+    """The OpenCL best kernels are built with pack4.cl prepended and ``#line 1`` before the kernel
+    file: a compile error names the kernel file's own line."""
+    import refconv.opencl as oc
+    from refconv.backends.opencl import sobel_best as sb
+    line = next(i for i, s in enumerate(sb.SRC.split('#line 1 "sobel_best.cl"\n', 1)[1].splitlines(), 1)
+                if "fabs(gx) + fabs(gy)" in s)
+    bad = sb.SRC.replace("fabs(gx) + fabs(gy)", "fabs(gx) + no_such_name")
+    with pytest.raises(Exception, match=rf"sobel_best\.cl:{line}:\d+: .*no_such_name"):
+        oc.kernel(bad, "sobel_best", sb.options(1, 4, False, True), sb.SRC_NAME)

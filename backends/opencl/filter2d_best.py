@@ -14,17 +14,17 @@ C giving the same bits (a TwoSum-corrected add, ``floor(t * sc) + 1.5 * 2**23``,
 """
 from __future__ import annotations
 
-import importlib.resources
-
 import numpy as np
 
 from refconv import opencl as oc
 from refconv.backends.filter2d_arith import choose_path
 from refconv.variant import Param, Range, Variant
 
+from ._source import shared_source
+
 
 SRC_NAME = "filter2d_best.cl"
-SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
+SRC = shared_source("pack4.cl", SRC_NAME)
 #: output rows a thread computes.  R = 1 and 8 were measured too (H200, 2026-11-27: 31.9 and
 #: 34.3 us against 30.4 us for R = 2 and 4, docs/performance.md) and left out: each R is a
 #: kernel of its own, and every one costs the compile check (~23 s of CPU) and CI its conformance

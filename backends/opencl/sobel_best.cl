@@ -150,19 +150,7 @@ inline uint result(const float *p0, const float *p1, const float *p2, const int 
 #endif
 }
 
-/* the low bytes of a, b, c, d packed into one word (a lowest) */
-inline uint pack4(const uint a, const uint b, const uint c, const uint d)
-{
-#ifdef USE_PTX
-    uint ab, cd, r;
-    asm("prmt.b32 %0, %1, %2, 0x0040;" : "=r"(ab) : "r"(a), "r"(b));
-    asm("prmt.b32 %0, %1, %2, 0x0040;" : "=r"(cd) : "r"(c), "r"(d));
-    asm("prmt.b32 %0, %1, %2, 0x5410;" : "=r"(r) : "r"(ab), "r"(cd));
-    return r;
-#else
-    return as_uint((uchar4)((uchar)a, (uchar)b, (uchar)c, (uchar)d));
-#endif
-}
+/* pack4 (the low bytes of four words in one): pack4.cl, prepended by the module */
 
 #if VEC
 #define RAW_ARG , raw_row *q

@@ -10,16 +10,16 @@ PTX byte permute and the truncating, saturating output ``rz(min(m, 255) + 2**23)
 the low byte), elsewhere portable OpenCL C giving the same bits."""
 from __future__ import annotations
 
-import importlib.resources
-
 import numpy as np
 
 from refconv import opencl as oc
 from refconv.variant import Param, Range, Variant
 
+from ._source import shared_source
+
 
 SRC_NAME = "sobel_best.cl"
-SRC = importlib.resources.files(__package__).joinpath(SRC_NAME).read_text()
+SRC = shared_source("pack4.cl", SRC_NAME)
 ROWS = (1, 2, 4, 8)
 #: work-items a group by default: on the sobel preset (H100, 2026-11-27) best_R8 took 29.3 us with
 #: 256 and 38-42 us with 64 (scripts/gpu_roofline_sweep.py)
