@@ -1,5 +1,5 @@
-"""Time the best_R{R} variants (and a few seed variants for reference) on the two roofline presets
-over their launch parameters, by refconv bench's own method (``refconv.bench.rows.measure``: L2 flush, stream
+"""Time the best_R{R} variants on the two roofline presets over row counts (also ones only this
+script registers, ``EXTRA_ROWS``), block widths and register caps, by refconv bench's own method (``refconv.bench.rows.measure``: L2 flush, stream
 hold, device events), after checking each configuration once against the spec.  Prints one line per
 configuration and writes JSON to argv[1] and a Markdown table (kernel medians against issue 24's
 targets) beside it (same name, .md).  Used by scripts/gpu_roofline_run.sh on a lent GPU."""
