@@ -40,6 +40,7 @@ CASES = {
         *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4, 6)],
         *[(f"filter2d/{b}/best_R{r}", {}, "maxreg64") for b in ("numba_cuda", "opencl") for r in (3, 4)],
         ("filter2d/numba_cuda/best_R4", {"bx": 128}),
+        *[(f"filter2d/numba_cuda/best_R{r}", {"arith": "int", **bx}) for r in (2, 4) for bx in ({}, {"bx": 128})],
     ],
     "sobel-4096x3072": [
         *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (4, 6, 8)],

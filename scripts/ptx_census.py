@@ -10,7 +10,7 @@ then ``cuobjdump -sass`` from PATH or triton's bundled copy) and its machine ins
 and the body of its innermost loop (from a backward branch's target to the branch) by opcode, which
 with a variant's per-iteration outputs gives instructions an output without a GPU.
 
-usage: [SASS=1] [PARAMS='k=v ...'] python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
+usage: [SASS=1 [SASS_DUMP=FILE]] [PARAMS='k=v ...'] python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
 """
 import collections
 import os
@@ -90,6 +90,9 @@ def sass_census(ptx: str) -> str:
         subprocess.run([ptxas, "-arch=sm_90", "-O3", "k.ptx", "-o", "k.cubin"], cwd=d, check=True)
         sass = subprocess.run([_cuobjdump(), "-sass", "k.cubin"], cwd=d, check=True,
                               capture_output=True, text=True).stdout
+    if os.environ.get("SASS_DUMP"):      # keep the listing: SASS_DUMP=FILE (appended, one kernel after another)
+        with open(os.environ["SASS_DUMP"], "a") as f:
+            f.write(sass)
     ins = [(int(m.group(1), 16), m.group(2), m.group(3))
            for m in re.finditer(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*);", sass)]
     # a loop: a branch to an earlier address (cuobjdump prints targets as addresses), not the

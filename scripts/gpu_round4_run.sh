@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Issue #24's fourth round on a lent NVIDIA machine (set-up: scripts/device_env.sh; carry .whl/).
+# usage: bash scripts/gpu_round4_run.sh STEP...
+#   modes   scripts/gpu_proto_probe.py: filter2d's arithmetic modes (truncation on the conversion
+#           unit, alternating, int32, half int32 / half float) over 8 and 16 columns a thread,
+#           2/4/8 rows, prefetch on and off -> $OUT/proto_modes.jsonl
+#   floor   the same probe's floor kernels: the loads and stores alone (TRUNC 8) and the FMA chain
+#           without truncations (TRUNC 9), beside the mixed mode -> $OUT/proto_floor.jsonl
+#   int     scripts/gpu_roofline_sweep.py: filter2d/numba_cuda/best_R{2,4}, arith auto and int
+#   parity  scripts/gpu_timer_parity.py: twin kernels through each backend's timed path
+#   conv    scripts/gpu_conv_best_sweep.py --alts deep on the 1x1 presets T3-B and T3-C, both twins
+# The bench rows of the round come from scripts/gpu_final_run.sh (check, cuconv with
+# CUCONV_PRESETS=cuconv-E4 CUCONV_SEEDS=best, images, matvec, kron).  The device returns at most 8
+# files: tar $OUT when running several steps.
+set -uo pipefail
+. "$(dirname "$0")/device_env.sh"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1; cat "$OUT/gpu.txt"
+S=$PWD/scripts
+for s in "$@"; do
+  case $s in
+    modes) (cd /tmp && PROTO_TRUNC=2,3,4,5 PROTO_CW=8,16 PROTO_R=2,4,8 PROTO_PF=0,1 timeout 200 python "$S/gpu_proto_probe.py" filter2d) \
+             > "$OUT/proto_modes.jsonl"; echo "modes exit $?" ;;
+    floor) (cd /tmp && PROTO_TRUNC=4,8,9 PROTO_CW=8,16 PROTO_R=2,4 PROTO_PF=1 timeout 90 python "$S/gpu_proto_probe.py" filter2d) \
+             > "$OUT/proto_floor.jsonl"; echo "floor exit $?"; cut -c1-200 "$OUT/proto_floor.jsonl" ;;
+    int) (cd /tmp && SWEEP_PRESETS=filter2d-u8-3x3-3072 SWEEP_MATCH='filter2d/numba_cuda/best_R[24]' \
+            timeout 170 python "$S/gpu_roofline_sweep.py" "$OUT/sweep_int.json") > "$OUT/sweep_int.txt" 2>&1
+         echo "int exit $?"; cat "$OUT/sweep_int.md" ;;
+    parity) (cd /tmp && timeout 90 python "$S/gpu_timer_parity.py") > "$OUT/timer_parity.txt" 2>&1
+            echo "parity exit $?"; grep '^{' "$OUT/timer_parity.txt" | cut -c1-160 ;;
+    conv) (cd /tmp && timeout 170 python "$S/gpu_conv_best_sweep.py" "$OUT/conv_t3_cl.json" --alts deep \
+             --preset cuconv-T3-1x1-C --preset cuconv-T3-1x1-B) > "$OUT/conv_t3_cl.txt" 2>&1
+          echo "conv exit $?"; cut -d'|' -f2-9 "$OUT/conv_t3_cl.md" ;;
+    *) echo "unknown step $s (accepted: modes floor int parity conv)"; exit 2 ;;
+  esac
+done

@@ -1,0 +1,61 @@
+"""Do a Numba row and an OpenCL row that do the same work report the same kernel time?  Twin
+kernels (``y[i] = x[i] + 1`` over ``n`` floats, one element a thread, 256 a block), launched through
+each backend's own timed path (``refconv.cuda.launch``: stream hold and CUDA events;
+``refconv.opencl.launch``: buffer migration and profiling events) and timed by the bench's method
+(``refconv.bench.rows.measure``: L2 flush, medians), for n from one element (the launch alone) to
+64 Mi elements (memory-bound, 512 MB moved).  The difference at n = 1 is each backend's fixed cost
+in a row's kernel time; that at large n should vanish.  Used on a lent GPU; prints one JSON line a
+row and writes them all to $OUT/timer_parity.json.
+usage: [PARITY_N=1,1024] [PARITY_TARGETS=sim,pocl] python scripts/gpu_timer_parity.py"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from refconv.bench.rows import measure
+from refconv.session import configure_backends
+
+#: PARITY_TARGETS=sim,pocl: a smoke run on the simulator and PoCL (their times mean nothing)
+_cu, _cl = os.environ.get("PARITY_TARGETS", "gpu,nvidia").split(",")
+configure_backends({"cuda": _cu, "opencl": _cl})
+from refconv import cuda as rc  # noqa: E402
+import refconv.opencl as oc  # noqa: E402
+
+CL = """__kernel void inc(__global const float *x, __global float *y, const uint n)
+{ const size_t i = get_global_id(0); if (i < n) y[i] = x[i] + 1.0f; }"""
+
+cuda = rc.cuda()
+
+
+@cuda.jit
+def inc(x, y, n):
+    i = cuda.grid(1)
+    if i < n:
+        y[i] = x[i] + np.float32(1)
+
+
+rows = []
+for n in [int(v) for v in os.environ.get("PARITY_N", "1,1024,65536,1048576,16777216,67108864").split(",")]:
+    x = np.ones(n, np.float32)
+    blocks = -(-n // 256)
+    dx, dy = cuda.to_device(x), cuda.device_array(n, np.float32)
+    k = oc.kernel(CL, "inc", (), "<timer parity>")
+    cx, cy = oc.to_device(x), oc.scratch(4 * n)
+
+    def numba_run():
+        rc.launch(inc[blocks, 256], dx, dy, np.int32(n))
+        cuda.synchronize()
+
+    def opencl_run():
+        oc.launch(k, (blocks * 256,), (256,), cx, cy, np.uint32(n))
+
+    for name, run in (("numba_cuda", numba_run), ("opencl", opencl_run)):
+        m = measure(run, 30, 128 << 20)
+        q = m["kernel_s"]
+        rows.append({"backend": name, "n": n, "bytes": 8 * n,
+                     **{f"kernel_us_{s}": round(q[s] * 1e6, 2) for s in ("median", "q1", "q3", "min")},
+                     "caveats": m.get("caveats")})
+        print(json.dumps(rows[-1]), flush=True)
+json.dump(rows, open(os.path.join(os.environ.get("OUT", "/tmp"), "timer_parity.json"), "w"), indent=1)
