@@ -128,7 +128,8 @@ class BenchHooks:
     * ``copy(nbytes)`` prepares a device-to-device copy of ``nbytes`` bytes and returns a function
       that performs it once and :func:`record` s its interval (allocation stays outside); the
       bench measures it like a kernel and takes ``2 * nbytes / time`` (read + write) as the copy
-      bandwidth of that backend's device.
+      bandwidth of that backend's device; it also times a 4-byte copy the same way and reports
+      that time as the fixed cost every interval of that backend carries.
     * ``simulated()`` returns a reason string when the device is a simulator (times mean
       nothing), else None.
     """

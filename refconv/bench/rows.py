@@ -133,8 +133,29 @@ class Bandwidth:
             m = measure(run, self.repeat)
             t = (m["kernel_s"] or m["e2e_s"])["median"]
             self.cache[key] = {"source": key, "bytes": self.nbytes, "seconds": t, "simulated": m["simulated"],
-                               "bytes_per_s": (2 * self.nbytes / t) if t > 0 else None}
+                               "bytes_per_s": (2 * self.nbytes / t) if t > 0 else None,
+                               "fixed_bytes": FIXED_BYTES,
+                               "fixed_s": None if m["simulated"] else self._fixed_seconds(make)}
         return self.cache[key]
+
+    def _fixed_seconds(self, make) -> float | None:
+        """The median time of a :data:`FIXED_BYTES`-byte copy through the same timed path: what every
+        interval of that source carries whatever its work (launch, events, the GPU's start and drain;
+        an empty kernel measured 3.5 µs through either GPU backend's path on an H100, issue #24).
+        None when it cannot be measured."""
+        try:
+            run = make(FIXED_BYTES)
+            if run is None:
+                return None
+            run()
+            m = measure(run, self.repeat)
+        except Exception:  # noqa: BLE001 - the bandwidth stands without it
+            return None
+        return (m["kernel_s"] or m["e2e_s"])["median"]
+
+
+#: the copy :meth:`Bandwidth._fixed_seconds` times: small enough that its time is the fixed cost alone
+FIXED_BYTES = 4
 
 
 def _main_seconds(row: Row) -> float | None:

@@ -80,6 +80,8 @@ def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
     assert "* mdmeta: a fake GPU" in text and "### matvec-small" in text
     assert "| matvec/mdmeta/right | 2 ms [2 ms–2 ms] |" in text
     assert f"copy bandwidth (mdmeta device copy): {2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s" in text
+    # the fake copy takes COPY_S whatever its size: the 4-byte copy that gives the fixed cost too
+    assert "; a 4-byte copy timed the same way: 1 ms (a fixed cost" in text
 
 
 def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
@@ -401,3 +403,17 @@ def test_a_series_of_sizes_gets_a_time_against_size_plot():
     rep = {"problems": [res("kron-200", 2.0), res("kron-100", 1.0), res("kron-300", 3.0), res("other", 9.0)]}
     assert bench_report.series(rep) == {"kron": {"kron/x/v": [(100, 1.0), (200, 2.0), (300, 3.0)]}}
     assert bench_report.series({"problems": rep["problems"][:2]}) == {}   # fewer than three sizes: no series
+
+
+def test_the_report_gives_each_copy_source_its_fixed_cost_from_a_four_byte_copy(tmp_path, monkeypatch):
+    def sized_copy(nbytes):          # a fixed 3 µs plus 1 ns a byte
+        return lambda: timing.record(lambda: 3e-6 + 1e-9 * nbytes, "fake copy")
+
+    _install(monkeypatch, Backend("fixedmeta", variants=lambda: [Variant("matvec", "fixedmeta", "right", _matvec_right)],
+                                  bench=BenchHooks(copy=sized_copy)))
+    out = tmp_path / "b.json"
+    assert cli.main(["bench", "--timeout", "0", "--backend", "fixedmeta", "--repeat", "2", "--peers", "none",
+                     "--copy-bytes", str(COPY_BYTES), "--json", str(out)]) == 0
+    (bw,) = [b for b in json.loads(out.read_text())["bandwidth"] if b["source"] == "fixedmeta device copy"]
+    assert bw["fixed_bytes"] == 4 and bw["fixed_s"] == pytest.approx(3e-6 + 4e-9, rel=1e-12)
+    assert bw["bytes_per_s"] == pytest.approx(2 * COPY_BYTES / (3e-6 + 1e-9 * COPY_BYTES), rel=1e-12)
