@@ -90,6 +90,10 @@ TILES = {t.name: t for t in (
     Tile("32x32k32", 32, 32, 4, 4, 32, 0.6, auto=False),
     Tile("32x32k64", 32, 32, 4, 4, 64, 0.6, auto=False),
     Tile("32x32k64-2x4", 32, 32, 2, 4, 64, 0.6, auto=False),     # 128 threads, 2x4 micro-tiles
+    # more threads a block for the 1x1 GEMMs whose grids give an SM one or two 64-thread blocks
+    Tile("32x32k64-2x2", 32, 32, 2, 2, 64, 0.6, auto=False),     # 256 threads, 2x2 micro-tiles
+    Tile("64x32k32", 64, 32, 4, 4, 32, 0.7, auto=False),         # 128 threads
+    Tile("32x64k32", 32, 64, 4, 4, 32, 0.7, auto=False),         # 128 threads
 )}
 #: the split-K counts (``split`` launch parameter; ``auto`` chooses among them)
 SPLITS = (1, 2, 4, 8, 16, 32)
@@ -218,10 +222,14 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
 
 #: the 1x1 path's measured rule, ahead of the model: where split 1 of this deep-K tile gives at
 #: least ``SMS`` blocks, ``auto`` (tile and split) takes it.  On the H100 (2026-11-27,
-#: scripts/gpu_conv_best_sweep.py --alts deep) it beat every tile and split the model chose from
-#: where the GPU is full without split-K (cuconv T3-B: 15.6 us against 19.0, T3-C: 8.9 against
-#: 10.7) and lost where it is not (T3-A: 16 blocks, 36.1 us against 16.4 with split-K)
-DEEP_1X1 = "32x32k64"
+#: scripts/gpu_conv_best_sweep.py --alts deep / --alts shapes) the 32x32 tile with 64-deep K slices
+#: beat every tile and split the model chose from where the GPU is full without split-K, and lost
+#: where it is not (T3-A: 16 blocks, 36.1 us against 16.4 with split-K); its 256-thread form (2x2
+#: micro-tiles; the grid gives an SM one or two blocks, so more threads hide more latency) was
+#: faster again, Numba: T3-B 13.5 us (64 threads: 15.6, the model's choice: 19.0; cuDNN f32 14.8),
+#: T3-C 7.3 us (8.9, 10.7; cuDNN 8.5).  OpenCL's rows did not move beyond their scatter (T3-B 22.7
+#: against 21.3, T3-C 14.1 against 14.4 in the same run)
+DEEP_1X1 = "32x32k64-2x2"
 
 #: ``auto`` takes the smallest tile (then split) whose estimate is within this many µs or this
 #: fraction of the best one: below the model's resolution, less padded work and fewer threads win

@@ -306,6 +306,13 @@ def release() -> None:
         pass
 
 
+def gpu_empty() -> Callable[[], None]:
+    """The peers' nearest to an empty kernel (torch: zeroing one element), timed as their calls are."""
+    import torch
+    t = torch.ones(1, dtype=torch.uint8, device="cuda")
+    return _gpu_timed("torch", t.zero_)
+
+
 def gpu_copy(nbytes: int) -> Callable[[], None] | None:
     """A device-to-device copy on the peers' GPU (torch), for their roofline; None without one."""
     if _torch_cuda() is not None:

@@ -128,13 +128,17 @@ class BenchHooks:
     * ``copy(nbytes)`` prepares a device-to-device copy of ``nbytes`` bytes and returns a function
       that performs it once and :func:`record` s its interval (allocation stays outside); the
       bench measures it like a kernel and takes ``2 * nbytes / time`` (read + write) as the copy
-      bandwidth of that backend's device; it also times a 4-byte copy the same way and reports
-      that time as the fixed cost every interval of that backend carries.
+      bandwidth of that backend's device.
+    * ``launch()`` prepares an empty kernel (one work-item, no work) launched through the same
+      timed path as the backend's variants and returns a function that launches it once (recording
+      its interval); the bench reports its time as the fixed cost every interval of that backend
+      carries, whatever the kernel's work.
     * ``simulated()`` returns a reason string when the device is a simulator (times mean
       nothing), else None.
     """
 
     copy: Callable[[int], Callable[[], None]] | None = None
+    launch: Callable[[], Callable[[], None]] | None = None
     simulated: Callable[[], str | None] = lambda: None
 
 

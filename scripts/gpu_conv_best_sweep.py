@@ -14,6 +14,7 @@ with an argument, also writes the rows as JSON there and a Markdown table beside
     python scripts/gpu_conv_best_sweep.py [out.json] [--preset GLOB ...] [--backend numba_cuda|opencl] [--reps N]
     python scripts/gpu_conv_best_sweep.py sweep.json --preset 'cuconv-T3-*' --preset cuconv-E3   # 1x1 + E3
     python scripts/gpu_conv_best_sweep.py deep.json --alts deep --preset 'cuconv-T3-*'            # deep-K tiles
+    python scripts/gpu_conv_best_sweep.py shapes.json --alts shapes --preset 'cuconv-T3-*'        # block shapes
 """
 from __future__ import annotations
 
@@ -38,6 +39,13 @@ CUDNN_US = {"cuconv-T3-1x1-A": 34.3, "cuconv-T3-1x1-B": 14.8, "cuconv-T3-1x1-C":
             "cuconv-E3": 55.1}
 #: the deep-K tiles (BK 32 / 64) that ``--alts deep`` times
 DEEP = ("32x32k32", "32x32k64", "64x64k32", "32x32k64-2x4")
+#: the block shapes with more threads that ``--alts shapes`` times beside ``32x32k64``
+SHAPES = ("32x32k64", "32x32k64-2x2", "64x32k32", "32x64k32")
+
+
+def shape_alternatives(g) -> list:
+    """``--alts shapes``: the defaults, then each of :data:`SHAPES` at split 1 and 2."""
+    return [{}] + [{"tile": t, "split": s} for t in SHAPES for s in (1, 2)]
 
 
 def deep_alternatives(g) -> list:
@@ -72,8 +80,8 @@ def _args():
     ap.add_argument("--preset", action="append", help="glob; again: a preset matching any (default cuconv-*)")
     ap.add_argument("--backend", choices=("numba_cuda", "opencl"), action="append")
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--alts", choices=("all", "deep"), default="all",
-                    help="the launch parameters tried: all (alternatives()) or deep (deep_alternatives())")
+    ap.add_argument("--alts", choices=("all", "deep", "shapes"), default="all",
+                    help="the launch parameters tried: all (alternatives()), deep (deep_alternatives()) or shapes (shape_alternatives())")
     return ap.parse_args()
 
 
@@ -116,7 +124,7 @@ def main():
         g = G.geometry(problem)
         for b in backends:
             seen = set()
-            for params in (deep_alternatives if a.alts == "deep" else alternatives)(g):
+            for params in {"deep": deep_alternatives, "shapes": shape_alternatives}.get(a.alts, alternatives)(g):
                 p = _full(params)
                 plan = G.describe(G.plan(g, p["tile"], p["split"], 4, p["path"], p["reduce"]))
                 if plan in seen:             # the same launch as an earlier row (e.g. split=1 chosen anyway)

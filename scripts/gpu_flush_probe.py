@@ -6,9 +6,9 @@ few OpenCL variants on their bench presets by the bench's method (``refconv.benc
 four ways: ``shipped`` (the buffers migrated to the device and waited for, then the read flush),
 ``no-migrate`` (the read flush only, as before), ``read+wait`` (as shipped, then the host waits
 for the flush before the timed launch) and ``no-flush`` (migrated, warm L2), with a Numba row
-for reference.  Used on a lent GPU; prints one JSON line a row and writes them all to
+for reference (shipped and no-flush).  Used on a lent GPU; prints one JSON line a row and writes them all to
 $OUT/flush_probe.json.
-usage: python scripts/gpu_flush_probe.py"""
+usage: [FLUSH_CASES='PRESET=VARIANT_ID,...'] python scripts/gpu_flush_probe.py"""
 from __future__ import annotations
 
 import json
@@ -27,6 +27,8 @@ import refconv.opencl as oc  # noqa: E402
 cl_bench = sys.modules[oc.timed.__module__]
 CASES = [("sobel-4096x3072", "sobel/opencl/best_R8"), ("sobel-4096x3072", "sobel/opencl/smem_rows2"),
          ("filter2d-u8-3x3-3072", "filter2d/opencl/best_R2"), ("sobel-4096x3072", "sobel/numba_cuda/best_R8")]
+if os.environ.get("FLUSH_CASES"):   # FLUSH_CASES='PRESET=VARIANT_ID,...': other rows
+    CASES = [tuple(c.split("=", 1)) for c in os.environ["FLUSH_CASES"].split(",")]
 
 read_flush = cl_bench.flush
 
@@ -46,11 +48,11 @@ for pname, vid in CASES:
     p = v.default_params()
     out = scratch_output(problem, v.writes, v.output)
     for mode, (fn, mig) in modes.items():
-        if "numba" in vid and mode != "shipped":
+        if "numba" in vid and mode not in ("shipped", "no-flush"):
             continue
         cl_bench.flush, cl_bench.MIGRATE = fn, mig
-        try:
-            m = measure(lambda: v.run(problem, out, **p), 20, 128 << 20)
+        try:   # no-flush: numba's rows get no flush bytes (OpenCL's flush function is the no-op above)
+            m = measure(lambda: v.run(problem, out, **p), 20, 0 if mode == "no-flush" else 128 << 20)
         finally:
             cl_bench.flush, cl_bench.MIGRATE = read_flush, True
         k = m["kernel_s"]

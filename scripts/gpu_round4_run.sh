@@ -9,6 +9,10 @@
 #   int     scripts/gpu_roofline_sweep.py: filter2d/numba_cuda/best_R{2,4}, arith auto and int
 #   parity  scripts/gpu_timer_parity.py: twin kernels through each backend's timed path
 #   conv    scripts/gpu_conv_best_sweep.py --alts deep on the 1x1 presets T3-B and T3-C, both twins
+#   shapes  scripts/gpu_conv_best_sweep.py --alts shapes (more threads a block) on T3-B and T3-C
+#   cflush  scripts/gpu_flush_probe.py on T3-C's best, both twins (the OpenCL twin's gap: cold or not)
+#   fixed   refconv bench of cuconv-T3-1x1-C (best, peers): the report's fixed-cost lines on a GPU
+#   ccheck  refconv check --profile gpu of conv2d/numba_cuda/best
 # The bench rows of the round come from scripts/gpu_final_run.sh (check, cuconv with
 # CUCONV_PRESETS=cuconv-E4 CUCONV_SEEDS=best, images, matvec, kron).  The device returns at most 8
 # files: tar $OUT when running several steps.
@@ -30,6 +34,17 @@ for s in "$@"; do
     conv) (cd /tmp && timeout 170 python "$S/gpu_conv_best_sweep.py" "$OUT/conv_t3_cl.json" --alts deep \
              --preset cuconv-T3-1x1-C --preset cuconv-T3-1x1-B) > "$OUT/conv_t3_cl.txt" 2>&1
           echo "conv exit $?"; cut -d'|' -f2-9 "$OUT/conv_t3_cl.md" ;;
-    *) echo "unknown step $s (accepted: modes floor int parity conv)"; exit 2 ;;
+    shapes) (cd /tmp && timeout 240 python "$S/gpu_conv_best_sweep.py" "$OUT/conv_shapes.json" --alts shapes \
+               --preset cuconv-T3-1x1-C --preset cuconv-T3-1x1-B) > "$OUT/conv_shapes.txt" 2>&1
+            echo "shapes exit $?"; cut -d'|' -f2-9 "$OUT/conv_shapes.md" ;;
+    cflush) (cd /tmp && FLUSH_CASES=cuconv-T3-1x1-C=conv2d/opencl/best,cuconv-T3-1x1-C=conv2d/numba_cuda/best \
+               timeout 90 python "$S/gpu_flush_probe.py") > "$OUT/conv_flush.txt" 2>&1
+            echo "cflush exit $?"; grep '^{' "$OUT/conv_flush.txt" ;;
+    fixed) timeout 100 $R bench --backend '*[al]' --cuda gpu --opencl nvidia --preset cuconv-T3-1x1-C --repeat 20 \
+             --variant best --json "$OUT/bench_fixed.json" --markdown "$OUT/bench_fixed.md" > "$OUT/bench_fixed.txt" 2>&1
+           echo "fixed exit $?"; head -n 12 "$OUT/bench_fixed.md"; grep -E "^\| conv2d/" "$OUT/bench_fixed.md" | cut -d'|' -f2,3,7,8 ;;
+    ccheck) timeout 150 $R check --cuda gpu --profile gpu --examples 2 --variant 'conv2d/numba_cuda/best' \
+              > "$OUT/ccheck.txt" 2>&1; echo "ccheck exit $?"; tail -n 8 "$OUT/ccheck.txt" ;;
+    *) echo "unknown step $s (accepted: modes floor int parity conv shapes cflush fixed ccheck)"; exit 2 ;;
   esac
 done

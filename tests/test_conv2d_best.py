@@ -41,6 +41,8 @@ CASES = (
      dl=1), RANDOM, {"tile": "16x16", "split": 4, "reduce": "fused", "path": "gather"}),
     ("fused split 4, 3x3 dilated, padded", dict(n=1, c=3, h=6, w=7, m=18, r=3, s=3, b=1, st=1, pd=2, dl=2), RANDOM,
      {"tile": "16x16", "split": 4, "reduce": "fused"}),
+    ("the 1x1 rule's 256-thread tile, K = 40 in a zero-padded 64-deep slice (one block: the simulator's budget)",
+     dict(n=1, c=40, h=3, w=5, m=9, r=1, s=1, b=1, st=1, pd=0, dl=1), RANDOM, {"tile": G.DEEP_1X1, "split": 1}),
 )
 
 

@@ -56,6 +56,7 @@ OPTIONS = (
 
 backend = Backend(name="numba_cuda", variants=_variants, available=available, options=OPTIONS,
                   configure=configure, preflight=preflight, describe=_env.describe, target=_env.target,
-                  bench=BenchHooks(copy=_common.bench_copy, simulated=_common.bench_simulated),
+                  bench=BenchHooks(copy=_common.bench_copy, launch=_common.bench_launch,
+                                   simulated=_common.bench_simulated),
                   env_prefixes=("NUMBA_",), versions=("numba", "numba_cuda"),
                   real_target="--cuda gpu, on a machine with a CUDA GPU")

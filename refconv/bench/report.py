@@ -271,8 +271,8 @@ def markdown(rep: dict) -> str:
     out.append("* versions: " + ", ".join(f"{k} {v}" for k, v in rep["versions"].items()))
     for b in rep["bandwidth"]:
         if b.get("bytes_per_s"):
-            fixed = (f"; a {b.get('fixed_bytes')}-byte copy timed the same way: {fmt_s(b['fixed_s'])} (a fixed cost "
-                     "that every interval of this source holds, whatever its work)") if b.get("fixed_s") else ""
+            fixed = (f"; an empty kernel timed the same way: {fmt_s(b['fixed_s'])} (a fixed cost that every "
+                     "interval of this source holds, whatever its work)") if b.get("fixed_s") else ""
             out.append(f"* copy bandwidth ({b['source']}): {b['bytes_per_s'] / 1e9:.4g} GB/s{fixed}")
     out += [f"* note: {_md_cell(n)}" for n in rep["notes"]]
     for res in rep["problems"]:

@@ -106,9 +106,10 @@ def backend_hooks(name: str):
 class Bandwidth:
     """Copy bandwidth per device, measured once per run (bytes/s, with how it was measured)."""
 
-    def __init__(self, nbytes: int, repeat: int):
-        self.nbytes, self.repeat, self.cache = nbytes, repeat, {}
+    def __init__(self, nbytes: int, repeat: int, flush_bytes: int = 0):
+        self.nbytes, self.repeat, self.flush_bytes, self.cache = nbytes, repeat, flush_bytes, {}
         self.device_sources: list = []       # (key, make) of every GPU copy this run can measure
+        self.empty: dict = {}                # key -> the empty-kernel hook of the same source
 
     def device_best(self, key: str, make) -> dict | None:
         """The hardware limit for a GPU row: the fastest device-to-device copy measured in this
@@ -134,28 +135,25 @@ class Bandwidth:
             t = (m["kernel_s"] or m["e2e_s"])["median"]
             self.cache[key] = {"source": key, "bytes": self.nbytes, "seconds": t, "simulated": m["simulated"],
                                "bytes_per_s": (2 * self.nbytes / t) if t > 0 else None,
-                               "fixed_bytes": FIXED_BYTES,
-                               "fixed_s": None if m["simulated"] else self._fixed_seconds(make)}
+                               "fixed_s": None if m["simulated"] else self._fixed_seconds(key)}
         return self.cache[key]
 
-    def _fixed_seconds(self, make) -> float | None:
-        """The median time of a :data:`FIXED_BYTES`-byte copy through the same timed path: what every
-        interval of that source carries whatever its work (launch, events, the GPU's start and drain;
-        an empty kernel measured 3.5 µs through either GPU backend's path on an H100, issue #24).
-        None when it cannot be measured."""
+    def _fixed_seconds(self, key: str) -> float | None:
+        """The median time of the empty kernel registered for ``key`` (:attr:`empty`, a backend's
+        ``BenchHooks.launch``) launched through its timed path with this run's flush: what every
+        interval of that source carries whatever its work (launch, events, the GPU's start and
+        drain: 3.5 µs through either GPU backend on an H100, issue #24).  None when there is no
+        such hook or it fails."""
+        make = self.empty.get(key)
+        if make is None:
+            return None
         try:
-            run = make(FIXED_BYTES)
-            if run is None:
-                return None
+            run = make()
             run()
-            m = measure(run, self.repeat)
+            m = measure(run, self.repeat, self.flush_bytes)
         except Exception:  # noqa: BLE001 - the bandwidth stands without it
             return None
         return (m["kernel_s"] or m["e2e_s"])["median"]
-
-
-#: the copy :meth:`Bandwidth._fixed_seconds` times: small enough that its time is the fixed cost alone
-FIXED_BYTES = 4
 
 
 def _main_seconds(row: Row) -> float | None:

@@ -73,13 +73,16 @@ class Rows:
 
     def __init__(self, opts: RowOptions, backends: list[str] = (), peers: str = "auto"):
         self.opts = opts
-        self.bandwidth = Bandwidth(opts.copy_bytes, opts.repeat)
+        self.bandwidth = Bandwidth(opts.copy_bytes, opts.repeat, opts.flush_bytes)
         for b in sorted(backends):
             hooks = backend_hooks(b)
             if hooks and hooks.copy and not (hooks.simulated and hooks.simulated()):
                 self.bandwidth.device_sources.append((f"{b} device copy", hooks.copy))
+            if hooks and hooks.launch:
+                self.bandwidth.empty[f"{b} device copy"] = hooks.launch
         if self.bandwidth.device_sources and peers != "none":
             self.bandwidth.device_sources.append(("gpu peers device copy", peers_mod.gpu_copy))
+            self.bandwidth.empty["gpu peers device copy"] = peers_mod.gpu_empty
         self._acc: tuple = (None, None)        # (descriptor, the problem's Acceptance)
 
     def _spec_of(self, problem: Problem):

@@ -80,8 +80,6 @@ def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
     assert "* mdmeta: a fake GPU" in text and "### matvec-small" in text
     assert "| matvec/mdmeta/right | 2 ms [2 ms–2 ms] |" in text
     assert f"copy bandwidth (mdmeta device copy): {2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s" in text
-    # the fake copy takes COPY_S whatever its size: the 4-byte copy that gives the fixed cost too
-    assert "; a 4-byte copy timed the same way: 1 ms (a fixed cost" in text
 
 
 def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
@@ -405,15 +403,21 @@ def test_a_series_of_sizes_gets_a_time_against_size_plot():
     assert bench_report.series({"problems": rep["problems"][:2]}) == {}   # fewer than three sizes: no series
 
 
-def test_the_report_gives_each_copy_source_its_fixed_cost_from_a_four_byte_copy(tmp_path, monkeypatch):
-    def sized_copy(nbytes):          # a fixed 3 µs plus 1 ns a byte
-        return lambda: timing.record(lambda: 3e-6 + 1e-9 * nbytes, "fake copy")
+def test_the_report_gives_each_copy_source_the_fixed_cost_of_its_empty_kernel(tmp_path, monkeypatch):
+    def empty():                    # the backend's empty kernel: 3 µs whatever it does
+        return lambda: timing.record(lambda: 3e-6, "fake empty kernel")
 
     _install(monkeypatch, Backend("fixedmeta", variants=lambda: [Variant("matvec", "fixedmeta", "right", _matvec_right)],
-                                  bench=BenchHooks(copy=sized_copy)))
-    out = tmp_path / "b.json"
-    assert cli.main(["bench", "--timeout", "0", "--backend", "fixedmeta", "--repeat", "2", "--peers", "none",
-                     "--copy-bytes", str(COPY_BYTES), "--json", str(out)]) == 0
-    (bw,) = [b for b in json.loads(out.read_text())["bandwidth"] if b["source"] == "fixedmeta device copy"]
-    assert bw["fixed_bytes"] == 4 and bw["fixed_s"] == pytest.approx(3e-6 + 4e-9, rel=1e-12)
-    assert bw["bytes_per_s"] == pytest.approx(2 * COPY_BYTES / (3e-6 + 1e-9 * COPY_BYTES), rel=1e-12)
+                                  bench=BenchHooks(copy=_copy, launch=empty)),
+             Backend("nofixed", variants=lambda: [Variant("matvec", "nofixed", "right", _matvec_right)],
+                     bench=BenchHooks(copy=_copy)))
+    out, md = tmp_path / "b.json", tmp_path / "b.md"
+    assert cli.main(["bench", "--timeout", "0", "--backend", "*fixed*", "--repeat", "2", "--peers", "none",
+                     "--copy-bytes", str(COPY_BYTES), "--json", str(out), "--markdown", str(md)]) == 0
+    bws = {b["source"]: b for b in json.loads(out.read_text())["bandwidth"]}
+    assert bws["fixedmeta device copy"]["fixed_s"] == pytest.approx(3e-6, rel=1e-12)
+    assert bws["nofixed device copy"]["fixed_s"] is None          # no launch hook: no fixed cost, no guess
+    text = md.read_text()
+    gbs = f"{2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s"
+    assert f"copy bandwidth (fixedmeta device copy): {gbs}; an empty kernel timed the same way: 3 µs" in text
+    assert f"copy bandwidth (nofixed device copy): {gbs}\n" in text

@@ -314,6 +314,26 @@ def bench_copy(nbytes: int):
     return run
 
 
+_empty_kernel = None
+
+
+def bench_launch():
+    """``BenchHooks.launch`` for numba_cuda: an empty one-thread kernel launched by :func:`launch`,
+    the variants' timed path (stream hold, flush, CUDA events)."""
+    global _empty_kernel
+    cuda = _env.cuda()
+    if _empty_kernel is None:
+        @cuda.jit
+        def empty():
+            pass
+        _empty_kernel = empty
+
+    def run():
+        launch(_empty_kernel[1, 1])
+        cuda.synchronize()
+    return run
+
+
 def bench_simulated() -> str | None:
     """``BenchHooks.simulated``: why numba_cuda times mean nothing here (None on a GPU)."""
     if _env.is_sim():
