@@ -44,6 +44,8 @@ for n in [int(v) for v in os.environ.get("PARITY_N", "1,1024,65536,1048576,16777
     k = oc.kernel(CL, "inc", (), "<timer parity>")
     cx, cy = oc.to_device(x), oc.scratch(4 * n)
 
+    host_out = np.zeros(n, np.float32)
+
     def numba_run():
         rc.launch(inc[blocks, 256], dx, dy, np.int32(n))
         cuda.synchronize()
@@ -51,10 +53,27 @@ for n in [int(v) for v in os.environ.get("PARITY_N", "1,1024,65536,1048576,16777
     def opencl_run():
         oc.launch(k, (blocks * 256,), (256,), cx, cy, np.uint32(n))
 
-    for name, run in (("numba_cuda", numba_run), ("opencl", opencl_run)):
+    def numba_fresh():     # as the variants do: the input copied and the output made on every run
+        d_out, m = rc.to_device_poisoned(host_out)
+        rc.launch(inc[blocks, 256], cuda.to_device(x), d_out, np.int32(n))
+        cuda.synchronize()
+        rc.from_device(d_out, m, host_out)
+
+    def opencl_fresh():
+        oc.launch(k, (blocks * 256,), (256,), oc.to_device(x), oc.OUT, np.uint32(n), out=host_out)
+
+    def opencl_fresh_warm():   # fresh buffers, first used by an untimed launch, then the timed one
+        e, xb = oc.env(), oc.to_device(x)
+        with oc.output(host_out) as ob:
+            k(e.queue, (blocks * 256,), (256,), xb, ob, np.uint32(n)).wait()
+            oc.timed(k)(e.queue, (blocks * 256,), (256,), xb, ob, np.uint32(n))
+
+    for name, buffers, run in (("numba_cuda", "reused", numba_run), ("opencl", "reused", opencl_run),
+                               ("numba_cuda", "fresh", numba_fresh), ("opencl", "fresh", opencl_fresh),
+                               ("opencl", "fresh, used once untimed", opencl_fresh_warm)):
         m = measure(run, 30, 128 << 20)
         q = m["kernel_s"]
-        rows.append({"backend": name, "n": n, "bytes": 8 * n,
+        rows.append({"backend": name, "buffers": buffers, "n": n, "bytes": 8 * n,
                      **{f"kernel_us_{s}": round(q[s] * 1e6, 2) for s in ("median", "q1", "q3", "min")},
                      "caveats": m.get("caveats")})
         print(json.dumps(rows[-1]), flush=True)

@@ -147,6 +147,27 @@ def test_opencl_flush_path_reads_on_the_queue_and_leaves_results_right(pocl, mon
     pocl._scratch.clear()
 
 
+@pytest.mark.parametrize("first_use", ["touch", "warm", None])
+def test_opencl_first_use_of_the_buffers_is_outside_the_interval_and_leaves_results_right(pocl, monkeypatch, first_use):
+    """NVIDIA's OpenCL charges a buffer's first use by a kernel to that kernel's interval: a timed
+    launch first touches its buffers (a one-work-item kernel reading a byte of each) or runs the
+    kernel once untimed; either way the timed kernel's results stay right and one interval is kept."""
+    from refconv.backends.opencl import backend
+    monkeypatch.setattr(pocl, "_flushes", lambda: True)
+    monkeypatch.setattr(pocl, "FIRST_USE", first_use)
+    launches = []
+    orig = pocl._kernel
+    monkeypatch.setattr(pocl, "_kernel", lambda e, src, name, *a: (launches.append(name), orig(e, src, name, *a))[1])
+    v = {v.id: v for v in backend.variants()}["filter2d/opencl/GM_CF4"]
+    p, acc = _prepared(v, "filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,"
+                          "shift=4,rounding=trunc,cast=wrap:image=random.3,weights=exact.4")
+    with timing.collect(flush_bytes=1 << 16) as iv:
+        got = _call(v, p)
+    assert len(iv) == 1 and np.array_equal(got[1:-1, 1:-1], acc.expected)
+    assert launches.count("touch_args") == (first_use == "touch")
+    pocl._scratch.clear()
+
+
 def _sentinel() -> np.uint64:
     from refconv.tooling.cuda._common import _FLUSH_SENTINEL
     return np.uint64(_FLUSH_SENTINEL)
