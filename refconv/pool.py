@@ -79,8 +79,8 @@ def _worker(conn, backend_options: dict, env: dict) -> None:
             set_mode(job.tolerance)
 
             def on_example(event, result, case, _vid=job.variant_id):
-                conn.send(("start", _vid, case) if event == "start" else
-                          ("done", _vid, result.status, max(result.max_abs, 0.0)))
+                conn.send(("start", _vid, case) if event == "start" else ("plan", _vid, case) if event == "plan"
+                          else ("done", _vid, result.status, max(result.max_abs, 0.0)))
 
             res = check_variant(v, prof, seed=job.seed, db=job.database, failures_dir=job.failures_dir,
                                 on_example=on_example, backend_options=backend_options)

@@ -97,8 +97,10 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk by its
     sizes (:func:`_shrink_directed`) when ``shrink``.
 
-    ``on_example(event, result, case)`` is called with ``("start", None, case_line)`` before and ``("done",
-    result, None)`` after every example (progress and hang detection).  On failure the minimised case is
+    ``on_example(event, result, case)`` is called once with ``("plan", None, n)`` (the examples to
+    expect: directed cases plus ``max_examples``; shrinking and rejected draws come on top), then with
+    ``("start", None, case_line)`` before and ``("done", result, None)`` after every example (progress
+    and hang detection).  On failure the minimised case is
     saved under ``failures_dir`` (see :mod:`refconv.repro`), recording ``backend_options`` (the
     option values the backends were configured with) so that its replay re-applies them."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
@@ -209,6 +211,8 @@ def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: di
     when ``shrink``, named in ``res.failed_case``); cases outside the spec's domain are skipped."""
     table = directed_cases(variant, prof)
     res.directed_skipped = list(table.skipped)
+    if on_example:   # how many examples to expect: the directed cases, then the drawn ones
+        on_example("plan", None, len(table.cases) + prof.max_examples)
     for dc in table.cases:                    # the directed cases first: deterministic verdicts
         if on_example:
             on_example("start", None, str(Case(dc.problem, dc.params)))

@@ -239,9 +239,11 @@ def _progress_events(run: CheckRun, progress, n_jobs: int):
     started: dict[str, float] = {}
 
     def on_event(kind, vid, payload):
-        if kind == "start" and vid not in tasks:
+        if kind in ("plan", "start") and vid not in tasks:
             started.setdefault(vid, time.perf_counter())
             tasks[vid] = progress.add_task(f"  {esc(vid)}", total=prof.max_examples, status="")
+        if kind == "plan":       # the directed cases come before the drawn examples: count them too
+            progress.update(tasks[vid], total=payload[0])
         if kind == "done":
             progress.advance(tasks[vid])
         if kind == "result":

@@ -106,3 +106,51 @@ def test_problem_outside_the_spec_domain_is_an_invalid_draw_not_a_variant_failur
     p = Problem("filter2d", {"dtype": "float32", "c": 0, "h": 4, "w": 4, "kh": 3, "kw": 3}, {"shift": 3}, {})
     with pytest.raises(InvalidProblem, match="shift"):
         check_example(_mv(), p, {})
+
+
+def test_a_runs_plan_counts_the_directed_cases_and_the_drawn_examples_so_progress_bars_end_full():
+    """``refconv check`` showed ``14/2`` for a variant with 12 directed cases and 2 examples: the
+    runner now says first how many examples to expect, and the progress bar takes that total."""
+    from refconv.commands.check import _progress_events
+    from refconv.directed import directed_cases
+    from refconv.profiles import get_profile
+
+    def run(problem, out):
+        out[:] = (problem.inputs["m"].astype(np.float64) @ problem.inputs["v"].astype(np.float64)).astype(out.dtype)
+        return out
+
+    v = Variant("matvec", "meta", "right", run, supports={"dtype": ("float64",)})
+    prof = get_profile("ci", 3)
+    events = []
+    r = check_variant(v, prof, seed=1, db="none", failures_dir=None, on_example=lambda e, res, c: events.append((e, c)))
+    assert r.status == "pass"
+    n_directed = len(directed_cases(v, prof).cases)
+    assert n_directed > 0 and events[0] == ("plan", n_directed + 3)
+    assert sum(e == "done" for e, _ in events) == r.directed + r.examples <= n_directed + 3
+
+    class FakeProgress:
+        def __init__(self):
+            self.totals, self.done, self.console = {}, {}, type("C", (), {"print": lambda *a: None})()
+
+        def add_task(self, name, total, status):
+            self.totals[name], self.done[name] = total, 0
+            return name
+
+        def update(self, task, total=None, visible=None):
+            if total is not None:
+                self.totals[task] = total
+
+        def advance(self, task):
+            self.done[task] += 1
+
+    class Run:
+        prof, results = get_profile("ci", 2), {}
+
+    p = FakeProgress()
+    on_event = _progress_events(Run(), p, 1)
+    on_event("plan", "matvec/meta/right", (14,))
+    for _ in range(14):
+        on_event("start", "matvec/meta/right", ("case",))
+        on_event("done", "matvec/meta/right", ("pass", 0.0))
+    task = "  matvec/meta/right"
+    assert p.totals[task] == 14 and p.done[task] == 14
