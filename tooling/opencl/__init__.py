@@ -35,7 +35,7 @@ from refconv.timing import BenchHooks
 from refconv.variant import BackendOption
 
 from . import _build, _buffers, _oclgrind, _platform
-from ._bench import bench_copy, bench_launch, bench_simulated, timed
+from ._bench import bench_copy, bench_simulated, timed
 from ._build import FP64_PREAMBLE, OpenCLBuildError, package_source
 from ._buffers import roundup
 from ._oclgrind import parse_oclgrind
@@ -60,6 +60,13 @@ OPTION = BackendOption(
 
 #: ``refconv bench`` hooks: a device-to-device copy timed by its profiling event; Oclgrind's
 #: times flagged as meaningless.
+def bench_launch():
+    """``BenchHooks.launch`` for OpenCL: an empty one-work-item kernel launched by :func:`launch`,
+    the variants' timed path (migration, first use, flush, profiling events)."""
+    k = kernel("__kernel void empty(void) { }", "empty", (), "<refconv empty kernel>")
+    return lambda: launch(k, (1,), (1,))
+
+
 BENCH = BenchHooks(copy=bench_copy, launch=bench_launch, simulated=bench_simulated)
 
 #: the environment a worker process inherits for OpenCL (``Backend.env_prefixes``): the ICD

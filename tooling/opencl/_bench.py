@@ -153,14 +153,6 @@ def bench_copy(nbytes: int):
     return run
 
 
-def bench_launch():
-    """``BenchHooks.launch`` for OpenCL: an empty one-work-item kernel launched by ``launch``, the
-    variants' timed path (migration, flush, profiling events)."""
-    from . import launch
-    k = _kernel(_platform.env(), "__kernel void empty(void) { }", "empty", (), "<refconv empty kernel>")
-    return lambda: launch(k, (1,), (1,))
-
-
 def bench_simulated() -> str | None:
     """``BenchHooks.simulated``: why OpenCL times mean nothing here (None on a real device).
     PoCL runs on the host CPU: its times are real CPU times, not a GPU's."""
