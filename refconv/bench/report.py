@@ -273,6 +273,8 @@ def markdown(rep: dict) -> str:
         if b.get("bytes_per_s"):
             fixed = (f"; an empty kernel timed the same way: {fmt_s(b['fixed_s'])} (a fixed cost that every "
                      "interval of this source holds, whatever its work)") if b.get("fixed_s") else ""
+            if b.get("fixed_error"):
+                fixed = f"; its empty kernel could not be timed ({b['fixed_error']})"
             out.append(f"* copy bandwidth ({b['source']}): {b['bytes_per_s'] / 1e9:.4g} GB/s{fixed}")
     out += [f"* note: {_md_cell(n)}" for n in rep["notes"]]
     for res in rep["problems"]:

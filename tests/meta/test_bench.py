@@ -421,3 +421,18 @@ def test_the_report_gives_each_copy_source_the_fixed_cost_of_its_empty_kernel(tm
     gbs = f"{2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s"
     assert f"copy bandwidth (fixedmeta device copy): {gbs}; an empty kernel timed the same way: 3 µs" in text
     assert f"copy bandwidth (nofixed device copy): {gbs}\n" in text
+
+
+def test_an_empty_kernel_hook_that_raises_leaves_the_bandwidth_and_says_why(tmp_path, monkeypatch):
+    def broken():
+        raise RuntimeError("no empty kernel on this device")
+
+    _install(monkeypatch, Backend("brokenmeta", variants=lambda: [Variant("matvec", "brokenmeta", "right", _matvec_right)],
+                                  bench=BenchHooks(copy=_copy, launch=broken)))
+    out, md = tmp_path / "b.json", tmp_path / "b.md"
+    assert cli.main(["bench", "--timeout", "0", "--backend", "brokenmeta", "--repeat", "2", "--peers", "none",
+                     "--copy-bytes", str(COPY_BYTES), "--json", str(out), "--markdown", str(md)]) == 0
+    (bw,) = [b for b in json.loads(out.read_text())["bandwidth"] if b["source"] == "brokenmeta device copy"]
+    assert bw["bytes_per_s"] == pytest.approx(2 * COPY_BYTES / COPY_S) and bw["fixed_s"] is None
+    assert "RuntimeError: no empty kernel on this device" in bw["fixed_error"]
+    assert "its empty kernel could not be timed (RuntimeError: no empty kernel on this device)" in md.read_text()
