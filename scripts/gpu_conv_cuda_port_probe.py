@@ -21,6 +21,8 @@ from refconv.bench.rows import measure
 from refconv.checking import acceptance_for, scratch_output
 from refconv.session import configure_backends
 
+from gpu_proto_probe import timed        # noqa: E402 - scripts/ is on the path when run as a script
+
 configure_backends({"cuda": "gpu", "opencl": "nvidia"})
 
 PRELUDE = r"""
@@ -65,17 +67,8 @@ def run_port(problem, flush):
     go = lambda: k(p.grid, (t.thx, t.thy, 1), args)  # noqa: E731
     go()
     v = exp.check(out.get().reshape(exp.expected.shape))
-    ts = []
-    for _ in range(30):
-        flush.fill(1)
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record()
-        go()
-        e.record()
-        e.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(s, e) * 1e3)
-    return {"plan": G.describe(p), "ok": bool(v.ok), "regs": k.num_regs, "us": round(float(np.median(ts)), 2),
-            "us_min": round(float(np.min(ts)), 2)}
+    med, mn = timed(go, flush)            # the prototypes' timing: L2 flush, CUDA events, median of 30
+    return {"plan": G.describe(p), "ok": bool(v.ok), "regs": k.num_regs, "us": round(med, 2), "us_min": round(mn, 2)}
 
 
 rows = []
