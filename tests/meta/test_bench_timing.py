@@ -324,3 +324,23 @@ def test_a_backends_caveat_about_an_interval_reaches_the_measurement():
     m = measure(lambda: run(True), 3)
     assert m["caveats"] == {"the hold timed out": 3}
     assert "caveats" not in measure(lambda: run(False), 2)   # nothing to say: no key
+
+
+def test_opencl_first_use_reads_no_write_only_buffer(pocl, monkeypatch):
+    """The touch kernel reads a byte of each buffer argument, which OpenCL forbids on a WRITE_ONLY
+    buffer: such a buffer (a plugin may make one) is left out of the touch."""
+    import pyopencl as cl
+    from refconv.tooling.opencl import _platform
+    monkeypatch.setattr(pocl, "_flushes", lambda: True)
+    monkeypatch.setattr(pocl, "FIRST_USE", "touch")
+    touched = []
+    orig = pocl._kernel
+    monkeypatch.setattr(pocl, "_kernel", lambda e, src, name, *a: (touched.append(src.count("__global const uchar")),
+                                                                   orig(e, src, name, *a))[1])
+    e = _platform.env()
+    rw = cl.Buffer(e.ctx, cl.mem_flags.READ_WRITE, 16)
+    wo = cl.Buffer(e.ctx, cl.mem_flags.WRITE_ONLY, 16)
+    pocl.first_use(e.queue, None, (rw, wo, np.int32(3)), {})
+    assert touched == [1]                      # one touch kernel, reading the READ_WRITE buffer alone
+    pocl.first_use(e.queue, None, (wo,), {})
+    assert touched == [1]                      # nothing to touch: no kernel

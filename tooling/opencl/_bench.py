@@ -105,7 +105,8 @@ def first_use(queue, kernel, args, kwargs) -> None:
     if FIRST_USE == "warm":
         kernel(queue, *args, **kwargs).wait()
         return
-    mems = [a for a in args if isinstance(a, cl.Buffer)]
+    # a kernel may not read a WRITE_ONLY buffer (OpenCL 1.2 §5.2.1): those are left untouched
+    mems = [a for a in args if isinstance(a, cl.Buffer) and not a.flags & cl.mem_flags.WRITE_ONLY]
     if not mems:
         return
     e = _platform.env()
