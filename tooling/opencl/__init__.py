@@ -58,8 +58,6 @@ OPTION = BackendOption(
     help="OpenCL target: auto (NVIDIA if present, else PoCL), pocl, oclgrind (simulator with "
          "race / bounds / barrier checks; slow, use the ci profile) or nvidia")
 
-#: ``refconv bench`` hooks: a device-to-device copy timed by its profiling event; Oclgrind's
-#: times flagged as meaningless.
 def bench_launch():
     """``BenchHooks.launch`` for OpenCL: an empty one-work-item kernel launched by :func:`launch`,
     the variants' timed path (migration, first use, flush, profiling events)."""
@@ -67,6 +65,8 @@ def bench_launch():
     return lambda: launch(k, (1,), (1,))
 
 
+#: ``refconv bench`` hooks: a device-to-device copy timed by its profiling event, an empty kernel
+#: timed as the variants are; Oclgrind's times flagged as meaningless.
 BENCH = BenchHooks(copy=bench_copy, launch=bench_launch, simulated=bench_simulated)
 
 #: the environment a worker process inherits for OpenCL (``Backend.env_prefixes``): the ICD

@@ -63,29 +63,17 @@ def flush(queue) -> None:
     k(queue, (min(-(-words // 256), 4096) * 256,), (256,), buf, np.uint64(words), sink)
 
 
-#: whether a timed launch first moves its buffer arguments to the device and waits for that (the
-#: nvidia target).  NVIDIA's OpenCL may place a buffer made with COPY_HOST_PTR (every input and
-#: output buffer here) on the device only when a command first uses it; a timed launch on fresh
-#: buffers must not carry that.  scripts/gpu_flush_probe.py times rows with and without it.
-MIGRATE = True
-
-
-def migrate(queue, args) -> None:
-    """Move the buffers among ``args`` to ``queue``'s device and wait (nvidia target, :data:`MIGRATE`)."""
-    if not (MIGRATE and _flushes()):
-        return
-    import pyopencl as cl
-    mems = [a for a in args if isinstance(a, cl.MemoryObjectHolder)]
-    if mems:
-        cl.enqueue_migrate_mem_objects(queue, mems).wait()
-
-
 #: what a timed launch does about NVIDIA's OpenCL charging a buffer's first use by a kernel to that
 #: kernel's profiling interval (H100, scripts/gpu_timer_parity.py: y = x + 1 over 1 Mi floats on
 #: fresh buffers 8.6 µs median, IQR 7.1-10.6, against 6.2 on buffers a kernel had used; an untimed
 #: launch on the fresh buffers first gave 6.2): ``"touch"`` launches a one-work-item kernel that
-#: reads a byte of every buffer argument (after :func:`migrate`, before the flush); ``"warm"``
-#: launches the timed kernel itself once, untimed; None does neither.  The nvidia target only.
+#: reads a byte of every buffer argument (before the flush); ``"warm"`` launches the timed kernel
+#: itself once, untimed; None does neither.  The nvidia target only.  The touch also places a
+#: ``COPY_HOST_PTR`` buffer on the device, which NVIDIA's OpenCL may defer to its first use: an
+#: explicit migration before it (``clEnqueueMigrateMemObjects``, shipped before the touch) measured
+#: the same with or without (scripts/gpu_flush_probe.py, 20 runs, medians µs: conv2d T3-C 11.14
+#: with / 10.62 without, T3-B 19.98 / 19.54, Sobel R8 26.75 / 26.78, filter2d R2 20.90 / 20.56)
+#: and was dropped.
 FIRST_USE = "touch"
 
 
@@ -122,14 +110,13 @@ _sinks: dict = {}
 
 def timed(kernel):
     """``timed(k)(queue, global, local, *args)`` launches ``k`` like ``k(queue, ...)``; inside
-    ``refconv.timing.collect`` the launch follows a :func:`migrate` of its buffers, their
-    :func:`first_use` and a :func:`flush`, and its profiling interval is recorded (flagged as simulated on Oclgrind, whose times mean nothing)."""
+    ``refconv.timing.collect`` the launch follows its buffers' :func:`first_use` and a
+    :func:`flush`, and its profiling interval is recorded (flagged as simulated on Oclgrind, whose times mean nothing)."""
     from refconv import timing
     if not timing.active():
         return kernel
 
     def launch(queue, *args, **kwargs):
-        migrate(queue, args)
         first_use(queue, kernel, args, kwargs)
         flush(queue)
         ev = kernel(queue, *args, **kwargs)
