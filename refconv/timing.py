@@ -98,6 +98,14 @@ def record(resolve: Callable[[], float], label: str = "kernel", simulated: bool 
         stack[-1]._add(label, resolve, simulated, caveat)
 
 
+def current() -> Intervals | None:
+    """The innermost open :func:`collect`'s :class:`Intervals` (None outside one): its identity
+    tells a backend that a new timed run has begun (e.g. to hand the run the device allocations
+    the previous run used)."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
 def flush_bytes() -> int:
     """How many bytes a GPU backend overwrites on the device right before each timed launch, on
     the launch's stream (0 outside a collection or when switched off).  The rule: every timed

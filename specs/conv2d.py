@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dotbound import dot, dot_sums
+from .dotbound import dot, dot_sums, dot_sums_in_f
 from .peer import PeerCall, cuda_tensor, cudnn_conv2d
 from .record import BenchProblem, Directed, Input, OpRecord, Range
 
@@ -114,42 +114,88 @@ def conv2d(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1):
 
 # ----------------------------------------------------------------------------- acceptance
 
-#: the work (output elements x terms) from which a float32 problem with finite inputs takes the
-#: GEMM path of :func:`accepted` (cuconv E4: 2.4e9, 231 s through the per-term engine, seconds here)
+#: the work (output elements x terms) from which a problem takes a GEMM path of :func:`accepted`
+#: (cuconv E4: 2.4e9, 231 s through the per-term engine, seconds here; E3 float64: 94 s, E4
+#: float32 with NaNs: 138 s, on a CI core)
 FAST_MIN_WORK = 1 << 26
 
 
-def _accepted_by_gemm(a: dict, shape: tuple):
-    """The accepted set of a float32 conv with finite inputs from its sums (:func:`dot_sums`), each
-    a float64 GEMM a tap and group over the channels: the centre ``w . x``, ``S = |w| . |x|``, the
-    positive and negative parts from ``w+ . x+``, ``w- . x-``, ``w+ . x-``, ``w- . x+`` (``v+ =
-    max(v, 0)``, ``v- = max(-v, 0)``) and the counts of positive and negative products from the
-    sign indicators (exact integers in float64).  A float32 product is exact in float64, so every
-    term is."""
-    x, w, bias, groups = a["x"], a["w"], a["bias"], a["groups"]
-    n_, m, oh, ow = shape
-    cg, mg = w.shape[1], m // groups
-    sums = {k: np.zeros(shape, np.float64) for k in ("center", "S", "P", "N", "npos", "nneg")}
-    w64 = w.astype(np.float64)
+def _gemm(wt, xt):
+    """``(mg, cg) . (n, cg, oh, ow) -> (n, mg, oh, ow)``: one tap and group of the conv as a GEMM."""
+    return np.moveaxis(np.tensordot(wt, xt, axes=([1], [1])), 0, 1)
 
-    def gemm(wt, xt):            # (mg, cg) . (n, cg, oh, ow) -> (n, mg, oh, ow)
-        return np.moveaxis(np.tensordot(wt, xt, axes=([1], [1])), 0, 1)
 
+def _tap_groups(a: dict, dtype):
+    """Yield ``(out, wt, xt)``: per tap and group, the output channels' slice, the weights
+    ``(mg, cg)`` and the windowed input ``(n, cg, oh, ow)``, both in ``dtype``."""
+    w, groups = a["w"], a["groups"]
+    m, cg = w.shape[:2]
+    mg = m // groups
+    wd = w.astype(dtype)
     for i, j, xw in windows(a):
-        xw = np.ascontiguousarray(xw, dtype=np.float64)
+        xw = np.ascontiguousarray(xw, dtype=dtype)
         for g in range(groups):
-            wt = w64[g * mg:(g + 1) * mg, :, i, j]
-            xt = xw[:, g * cg:(g + 1) * cg]
-            out = (slice(None), slice(g * mg, (g + 1) * mg))
-            wp, wn, xp, xn = np.maximum(wt, 0), np.maximum(-wt, 0), np.maximum(xt, 0), np.maximum(-xt, 0)
-            sums["center"][out] += gemm(wt, xt)
-            sums["S"][out] += gemm(np.abs(wt), np.abs(xt))
-            sums["P"][out] += gemm(wp, xp) + gemm(wn, xn)
-            sums["N"][out] -= gemm(wp, xn) + gemm(wn, xp)
-            ip, in_, jp, jn = ((v > 0).astype(np.float64) for v in (wt, -wt, xt, -xt))
-            sums["npos"][out] += gemm(ip, jp) + gemm(in_, jn)
-            sums["nneg"][out] += gemm(ip, jn) + gemm(in_, jp)
-    n = cg * w.shape[2] * w.shape[3]
+            yield ((slice(None), slice(g * mg, (g + 1) * mg)), wd[g * mg:(g + 1) * mg, :, i, j],
+                   xw[:, g * cg:(g + 1) * cg])
+
+
+def _special_terms(a: dict, shape: tuple):
+    """Where some term ``w*x`` (or the bias) is certainly NaN, +inf or -inf, from indicator GEMMs
+    (exact counts in float64): a term is NaN when an operand is NaN or an infinity meets a zero
+    (``isnan(w) + isnan(x) - both + inf(w) zero(x) + zero(w) inf(x)``: the last three exclude
+    each other and the first two), else infinite when an operand is, with the sign of the
+    product (``w > 0`` and ``x > 0``, or both negative: positive)."""
+    nan_c, pinf_c, ninf_c = (np.zeros(shape, np.float64) for _ in range(3))
+    for out, wt, xt in _tap_groups(a, np.float64):
+        f = lambda v: v.astype(np.float64)
+        wn, xn, wi, xi = f(np.isnan(wt)), f(np.isnan(xt)), f(np.isinf(wt)), f(np.isinf(xt))
+        wz, xz, wp, xp, wm, xm = f(wt == 0), f(xt == 0), f(wt > 0), f(xt > 0), f(wt < 0), f(xt < 0)
+        nan_c[out] += (_gemm(wn, np.ones_like(xn)) + _gemm(np.ones_like(wn), xn) - _gemm(wn, xn)
+                       + _gemm(wi, xz) + _gemm(wz, xi))
+        pinf_c[out] += (_gemm(wp * wi, xp) + _gemm(wp * (1 - wi), xp * xi)
+                        + _gemm(wm * wi, xm) + _gemm(wm * (1 - wi), xm * xi))
+        ninf_c[out] += (_gemm(wp * wi, xm) + _gemm(wp * (1 - wi), xm * xi)
+                        + _gemm(wm * wi, xp) + _gemm(wm * (1 - wi), xp * xi))
+    bias = a["bias"]
+    if bias is not None:
+        b = bias.astype(np.float64)[None, :, None, None]
+        nan_c += np.isnan(b)
+        pinf_c += b == np.inf
+        ninf_c += b == -np.inf
+    return nan_c > 0, pinf_c > 0, ninf_c > 0
+
+
+def _finite_only(a: dict) -> dict:
+    """``a`` with every non-finite weight, input and bias value set to zero: their terms drop out
+    of the finite sums (the per-term engine's terms: a NaN or infinite product counts as 0 there)."""
+    z = lambda v: None if v is None else np.where(np.isfinite(v), v, 0).astype(v.dtype)
+    return {**a, "x": z(a["x"]), "w": z(a["w"]), "bias": z(a["bias"])}
+
+
+def _accepted_by_gemm(a: dict, shape: tuple):
+    """The accepted set of a float32 conv from its sums (:func:`dot_sums`), each a float64 GEMM a
+    tap and group over the channels: the centre ``w . x``, ``S = |w| . |x|``, the positive and
+    negative parts from ``w+ . x+``, ``w- . x-``, ``w+ . x-``, ``w- . x+`` (``v+ = max(v, 0)``,
+    ``v- = max(-v, 0)``) and the counts of positive and negative products from the sign indicators
+    (exact integers in float64).  A float32 product is exact in float64, so every term is.  With
+    non-finite inputs the sums take the finite terms (:func:`_finite_only`) and indicator GEMMs
+    flag the certain NaN and infinite terms (:func:`_special_terms`)."""
+    special = not all(v is None or np.isfinite(v).all() for v in (a["x"], a["w"], a["bias"]))
+    flags = _special_terms(a, shape) if special else (None, None, None)
+    if special:
+        a = _finite_only(a)
+    x, w, bias = a["x"], a["w"], a["bias"]
+    sums = {k: np.zeros(shape, np.float64) for k in ("center", "S", "P", "N", "npos", "nneg")}
+    for out, wt, xt in _tap_groups(a, np.float64):
+        wp, wn, xp, xn = np.maximum(wt, 0), np.maximum(-wt, 0), np.maximum(xt, 0), np.maximum(-xt, 0)
+        sums["center"][out] += _gemm(wt, xt)
+        sums["S"][out] += _gemm(np.abs(wt), np.abs(xt))
+        sums["P"][out] += _gemm(wp, xp) + _gemm(wn, xn)
+        sums["N"][out] -= _gemm(wp, xn) + _gemm(wn, xp)
+        ip, in_, jp, jn = ((v > 0).astype(np.float64) for v in (wt, -wt, xt, -xt))
+        sums["npos"][out] += _gemm(ip, jp) + _gemm(in_, jn)
+        sums["nneg"][out] += _gemm(ip, jn) + _gemm(in_, jp)
+    n = w.shape[1] * w.shape[2] * w.shape[3]
     if bias is not None:
         b = bias.astype(np.float64)[None, :, None, None]
         sums["center"] += b
@@ -160,15 +206,42 @@ def _accepted_by_gemm(a: dict, shape: tuple):
         sums["nneg"] += b < 0
         n += 1
     return dot_sums(shape, x.dtype, n, sums["center"], sums["S"], sums["P"], sums["N"],
-                    sums["npos"].astype(np.int64), sums["nneg"].astype(np.int64))[0]
+                    sums["npos"].astype(np.int64), sums["nneg"].astype(np.int64), *flags)[0]
+
+
+def _accepted_by_gemm_in_f64(a: dict, shape: tuple):
+    """The accepted set of a float64 conv from two float64 GEMM sums a tap and group, ``w . x`` and
+    ``|w| . |x|`` (:func:`dot_sums_in_f`: the products round, so the bound covers the centre's own
+    error as well as the kernel's); with non-finite inputs the sums take the finite terms and
+    indicator GEMMs flag the special ones, as in :func:`_accepted_by_gemm`.  None where a result
+    could overflow."""
+    special = not all(v is None or np.isfinite(v).all() for v in (a["x"], a["w"], a["bias"]))
+    flags = _special_terms(a, shape) if special else (None, None, None)
+    if special:
+        a = _finite_only(a)
+    w, bias = a["w"], a["bias"]
+    center, S = np.zeros(shape, np.float64), np.zeros(shape, np.float64)
+    with np.errstate(all="ignore"):       # a sum that overflows: dot_sums_in_f declines it
+        for out, wt, xt in _tap_groups(a, np.float64):
+            center[out] += _gemm(wt, xt)
+            S[out] += _gemm(np.abs(wt), np.abs(xt))
+    n = w.shape[1] * w.shape[2] * w.shape[3]
+    if bias is not None:
+        center += bias[None, :, None, None]
+        S += np.abs(bias)[None, :, None, None]
+        n += 1
+    got = dot_sums_in_f(shape, np.float64, n, center, S, *flags)
+    return None if got is None else got[0]
 
 
 def accepted(inputs: dict, o: dict):
     """The accepted set of ``conv2d(x, w, bias, **o)`` (``o`` complete, ``groups`` included): one
-    dot product per output element, n = C/groups*R*S terms (+1 with bias).  Float32 problems with
-    finite inputs and at least :data:`FAST_MIN_WORK` of work take the GEMM path
-    (:func:`_accepted_by_gemm`: the same bound from the same sums, never declared exact); the
-    others the per-term engine (:func:`dot`), which also finds where the sum is exact."""
+    dot product per output element, n = C/groups*R*S terms (+1 with bias).  Problems with at least
+    :data:`FAST_MIN_WORK` of work take a GEMM path, never declared exact: float32 ones
+    :func:`_accepted_by_gemm` (the per-term engine's bound from the same sums, special values
+    included), float64 ones :func:`_accepted_by_gemm_in_f64` (a bound that also covers the
+    float64 GEMM's own rounding, about twice the per-term engine's) unless a result could overflow.  The others take the per-term engine (:func:`dot`), which also finds where
+    the sum is exact."""
     a = resolve(inputs["x"], inputs["w"], inputs.get("bias"), o["stride"], o["padding"],
                 o["dilation"], o["groups"])
     x, w, bias = a["x"], a["w"], a["bias"]
@@ -177,9 +250,12 @@ def accepted(inputs: dict, o: dict):
     mg = m // a["groups"]
     shape = (n_, m, a["oh"], a["ow"])
     work = int(np.prod(shape)) * (cg * w.shape[2] * w.shape[3] + (bias is not None))
-    if (x.dtype == np.float32 and work >= FAST_MIN_WORK and np.isfinite(x).all() and np.isfinite(w).all()
-            and (bias is None or np.isfinite(bias).all())):
+    if work >= FAST_MIN_WORK and x.dtype == np.float32:
         return _accepted_by_gemm(a, shape)
+    if work >= FAST_MIN_WORK and x.dtype == np.float64:
+        got = _accepted_by_gemm_in_f64(a, shape)
+        if got is not None:
+            return got
 
     def taps():
         for i, j, xw in windows(a):

@@ -258,13 +258,14 @@ def dot(taps, shape, F):
 
 
 
-def dot_sums(shape, F, n: int, center, S, P, N, npos, nneg):
+def dot_sums(shape, F, n: int, center, S, P, N, npos, nneg, nan_c=None, pinf_c=None, ninf_c=None):
     """Accepted set of a dot product of ``n`` finite terms in ``F`` from its sums in the reference
     type, computed elsewhere in any order (e.g. by BLAS, one GEMM per sum): ``center = sum p``,
     ``S = sum |p|``, ``P = sum max(p, 0)``, ``N = sum min(p, 0)`` and the counts of positive and
     negative terms.  Any summation order of ``center`` is within the ``gamma_n(R) S`` the bound
-    already allows for the reference.  Every term must be finite (no certain NaN or infinity) and
-    exact in ``R`` (a product of two ``F`` values with ``R`` float64 and ``F`` float32).  The sum is
+    already allows for the reference.  The sums hold the finite terms alone; ``nan_c``, ``pinf_c``,
+    ``ninf_c`` (None: none) flag where some term is certainly NaN, +inf or -inf.  Every finite term
+    must be exact in ``R`` (a product of two ``F`` values with ``R`` float64 and ``F`` float32).  The sum is
     never declared exact (the per-term exactness :func:`dot` tracks is not computed): the set is the
     interval, a superset of what :func:`dot` gives.  Returns what :func:`dot` returns."""
     F = np.dtype(F)
@@ -279,6 +280,9 @@ def dot_sums(shape, F, n: int, center, S, P, N, npos, nneg):
     terms.N[...] = N
     terms.npos[...] = npos
     terms.nneg[...] = nneg
+    for flag, given in ((terms.nan_c, nan_c), (terms.pinf_c, pinf_c), (terms.ninf_c, ninf_c)):
+        if given is not None:
+            flag[...] = given
     terms.exact[...] = False
     with np.errstate(all="ignore"):
         exact, lo, hi, rad = terms.bounds()
@@ -286,3 +290,45 @@ def dot_sums(shape, F, n: int, center, S, P, N, npos, nneg):
         loF = np.where(fin, lo, 0).astype(F)
         hiF = np.where(fin, hi, 0).astype(F)
     return FSet(loF, hiF, fin, pinf, ninf, nan), terms.center, rad, exact
+
+
+def dot_sums_in_f(shape, F, n: int, center, S, nan_c=None, pinf_c=None, ninf_c=None):
+    """Accepted set of a dot product of ``n`` finite terms in ``F`` from two sums computed in ``F``
+    itself (e.g. float64 BLAS for a float64 problem, whose products round): ``center = fl(sum p)``
+    and ``S = fl(sum |p|)``, each in any order, with or without FMA.  With ``y = sum p`` and
+    ``S* = sum |p|`` exact, ``eta`` the smallest subnormal of ``F`` (an underflowing product's
+    error) and ``gamma = gamma_n(F)``: the kernel's ``|y_hat - y| <= gamma_k S* + n eta``
+    (``gamma_k``: the mode's factor, :func:`gamma_mode`), the centre's ``|center - y| <= gamma S*
+    + n eta``, and ``S >= (1 - gamma) S* - n eta``; so ``|y_hat - center| <= (gamma_k + gamma)
+    (S + n eta) / (1 - gamma) + 2 n eta``, the radius (times ``1 + 8u`` for its own roundings; the
+    end points rounded outward).  The sums hold the finite terms alone; ``nan_c``, ``pinf_c``,
+    ``ninf_c`` (None: none) flag where some term is certainly NaN, +inf or -inf: there the result
+    is that value (NaN where both infinities meet; the finite part cannot overflow, see below).
+    Never declared exact.  Returns what :func:`dot` returns, or None where some result could
+    overflow (``|y_hat| <= (1 + gamma) (S + n eta) / (1 - gamma)
+    + ...`` reaching ``F``'s range): the caller takes the per-term engine there."""
+    F = np.dtype(F)
+    if n <= 0:
+        raise ValueError("dot product with no terms")
+    center = np.asarray(center, F)
+    S = np.asarray(S, F)
+    if not (np.isfinite(center).all() and np.isfinite(S).all()):
+        return None
+    u = unit_roundoff(F)
+    g, gk = gamma(n, F), gamma_mode(n, F)
+    eta = F.type(np.finfo(F).smallest_subnormal)
+    with np.errstate(all="ignore"):
+        Sx = (S + F.type(n) * eta) / F.type(1 - g)
+        rad = (F.type(gk + g) * Sx + F.type(2 * n) * eta) * F.type(1 + 8 * u)
+        reach = np.abs(center) + rad
+        if not np.all(np.isfinite(reach)) or np.max(reach, initial=0) >= np.finfo(F).max / 4:
+            return None
+        lo = np.nextafter(center - rad, F.type(-np.inf))
+        hi = np.nextafter(center + rad, F.type(np.inf))
+    none = np.zeros(np.shape(center), bool)
+    flag = lambda v: none if v is None else np.broadcast_to(np.asarray(v, bool), none.shape)  # noqa: E731
+    nan_c, pinf_c, ninf_c = flag(nan_c), flag(pinf_c), flag(ninf_c)
+    nan = nan_c | (pinf_c & ninf_c)
+    fin = ~(nan_c | pinf_c | ninf_c)
+    lo, hi = np.where(fin, lo, 0).astype(F), np.where(fin, hi, 0).astype(F)
+    return FSet(lo, hi, fin, pinf_c & ~nan, ninf_c & ~nan, nan), center, rad, none.copy()

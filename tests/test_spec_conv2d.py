@@ -93,8 +93,8 @@ def test_a_huge_padding_is_refused_by_name_before_allocating():
 # ----------------------------------------------------------------------------- the GEMM path of the acceptance
 
 def _both_paths(monkeypatch, x, w, b, opts):
-    """The accepted sets of one float32 problem through the per-term engine and through the GEMM
-    path (forced by lowering its work threshold)."""
+    """The accepted sets of one problem through the per-term engine and through the GEMM path
+    (forced by lowering its work threshold)."""
     C = importlib.import_module("refconv.specs.conv2d")
     o = {"stride": 1, "padding": 0, "dilation": 1, "groups": 1, **opts}
     inputs = {"x": x, "w": w, "bias": b}
@@ -106,8 +106,8 @@ def _both_paths(monkeypatch, x, w, b, opts):
 
 
 def _sequential_f32(x, w, b, opts, reverse):
-    """conv2d summed in float32, one term at a time, in the spec's tap order or its reverse (an
-    order a kernel may take): a result the acceptance must take."""
+    """conv2d summed in the inputs' type (float32 or float64), one term at a time, in the spec's
+    tap order or its reverse (an order a kernel may take): a result the acceptance must take."""
     import itertools
     C = importlib.import_module("refconv.specs.conv2d")
     a = C.resolve(x, w, b, opts.get("stride", 1), opts.get("padding", 0), opts.get("dilation", 1), opts.get("groups", 1))
@@ -116,12 +116,15 @@ def _sequential_f32(x, w, b, opts, reverse):
     terms = []
     for (i, j, xw), ci in itertools.product(list(C.windows(a)), range(cg)):
         idx = (np.arange(m) // mg) * cg + ci
-        terms.append(a["w"][:, ci, i, j][None, :, None, None] * xw[:, idx])
+        with np.errstate(all="ignore"):
+            terms.append(a["w"][:, ci, i, j][None, :, None, None] * xw[:, idx])
     if b is not None:
         terms.append(np.broadcast_to(b[None, :, None, None], terms[0].shape))
-    acc = np.zeros(terms[0].shape, np.float32)
-    for t in (terms[::-1] if reverse else terms):
-        acc = (acc + t.astype(np.float32)).astype(np.float32)
+    dt = x.dtype
+    acc = np.zeros(terms[0].shape, dt)
+    with np.errstate(all="ignore"):
+        for t in (terms[::-1] if reverse else terms):
+            acc = (acc + t.astype(dt)).astype(dt)
     return acc
 
 
@@ -145,6 +148,81 @@ def test_the_gemm_path_accepts_every_summation_order_and_is_as_tight_as_the_engi
     wid = lambda s: s.hi.astype(np.float64) - s.lo.astype(np.float64)  # noqa: E731
     assert np.all(wid(fast)[iv] <= wid(slow)[iv] * (1 + 1e-6) + 2 * np.spacing(np.abs(slow.hi[iv])))
     assert (fast.pinf == slow.pinf).all() and (fast.ninf == slow.ninf).all() and not fast.nan.any()
+
+
+@st.composite
+def with_specials(draw, dtype):
+    """A :func:`conv_problem` with up to three of NaN, +-inf and 0 placed in each of x, w and bias."""
+    x, w, b, opts = draw(conv_problem(dtype))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    for arr in (x, w) + (() if b is None else (b,)):
+        k = draw(st.integers(0, 3))
+        arr.flat[rng.integers(0, arr.size, k)] = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0], dtype), k)
+    return x, w, b, opts
+
+
+def _paths(p):
+    import pytest as _pytest
+    mp = _pytest.MonkeyPatch()
+    try:
+        return _both_paths(mp, *p)
+    finally:
+        mp.undo()
+
+
+def _same_specials_and_contains(slow, fast):
+    for k in ("fin", "pinf", "ninf", "nan"):
+        assert np.array_equal(getattr(fast, k), getattr(slow, k)), k
+    f = slow.fin
+    assert np.all(fast.lo[f] <= slow.lo[f]) and np.all(fast.hi[f] >= slow.hi[f])
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=with_specials(np.float32))
+def test_the_gemm_path_flags_nan_and_infinite_terms_as_the_engine_does(p):
+    """NaN / infinite terms (an operand NaN, an infinity times a zero or a finite value, the bias)
+    give the float32 GEMM path the engine's NaN / +-inf flags, and its finite intervals hold the engine's."""
+    slow, fast = _paths(p)
+    _same_specials_and_contains(slow, fast)
+    assert fast.contains(np.asarray(specs.conv2d(p[0], p[1], p[2], **p[3]))).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=with_specials(np.float64))
+def test_the_float64_gemm_path_holds_the_engines_set_within_about_twice_its_width(p):
+    """Float64's GEMM sums round (their products do), so its bound covers the GEMM's own error as
+    well as the kernel's: the engine's set inside, about twice as wide, special values flagged
+    alike, every summation order of the terms in float64 taken."""
+    slow, fast = _paths(p)
+    _same_specials_and_contains(slow, fast)
+    for reverse in (False, True):
+        assert fast.contains(_sequential_f32(*p, reverse)).all()
+    iv = slow.fin & (slow.lo != slow.hi)
+    wid = lambda s: s.hi[iv] - s.lo[iv]  # noqa: E731
+    assert np.all(wid(fast) <= 2.01 * wid(slow) + 4 * np.spacing(np.maximum(np.abs(slow.lo[iv]), np.abs(slow.hi[iv]))))
+
+
+def test_the_float64_gemm_path_rejects_a_result_a_billionth_off(monkeypatch):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 16, 9, 9))
+    w = rng.standard_normal((8, 16, 3, 3))
+    _, fast = _both_paths(monkeypatch, x, w, None, {"padding": 1})
+    good = np.asarray(specs.conv2d(x, w, None, padding=1))
+    assert fast.contains(good).all() and not fast.single().any()
+    bad = good.copy()
+    bad[0, 5, 2, 7] *= 1 + 1e-9
+    ok = fast.contains(bad)
+    assert not ok[0, 5, 2, 7] and ok.sum() == ok.size - 1
+
+
+def test_the_float64_gemm_path_leaves_a_result_that_could_overflow_to_the_engine(monkeypatch):
+    """Terms near float64's largest value: the GEMM path declines (its sums could not bound an
+    overflow), and the engine's set, flagging +inf as possible, is the answer."""
+    b = np.finfo(np.float64).max / 3
+    x = np.array([b, b, -b, b]).reshape(1, 4, 1, 1)
+    w = np.array([1, 1, -1.5, -1.5]).reshape(1, 4, 1, 1)
+    slow, fast = _both_paths(monkeypatch, x, w, None, {})
+    assert slow.pinf.all() and fast.pinf.all() and np.array_equal(fast.lo, slow.lo)
 
 
 def test_the_gemm_path_rejects_a_result_one_part_in_a_thousand_off(monkeypatch):
@@ -182,3 +260,7 @@ def test_a_paper_size_float32_problem_takes_the_gemm_path_and_others_the_engine(
     assert not C.accepted({"x": x, "w": w}, o).single().any()               # GEMM path: intervals only
     xi, wi = np.round(x[:, :8, :8, :8] * 4), np.round(w[:8, :8] * 4)       # small, exact integers
     assert C.accepted({"x": xi, "w": wi}, o).single().all()                # the engine finds them exact
+    x64, w64 = x[:, :, :32, :32].astype(np.float64), np.concatenate([w, w]).astype(np.float64)
+    x64[0, 0, 0, 0] = np.nan                                               # 75 M of work, a NaN term
+    got = C.accepted({"x": x64, "w": w64}, o)
+    assert got.nan[0, :, 0, 0].all() and not got.single()[got.fin].any()  # the float64 GEMM path

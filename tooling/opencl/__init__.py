@@ -35,7 +35,7 @@ from refconv.timing import BenchHooks
 from refconv.variant import BackendOption
 
 from . import _build, _buffers, _oclgrind, _platform
-from ._bench import bench_copy, bench_simulated, timed
+from ._bench import bench_copy, bench_simulated, input_buffer, timed
 from ._build import FP64_PREAMBLE, OpenCLBuildError, package_source
 from ._buffers import roundup
 from ._oclgrind import parse_oclgrind
@@ -134,8 +134,11 @@ def fits_memory(problem, out_bytes: int) -> str | None:
 # ----------------------------------------------------------------------------- buffers
 
 def to_device(a):
-    """A read-only device buffer holding a copy of host array ``a``."""
-    return _buffers.in_buf(env(), a)
+    """A read-only device buffer holding a copy of host array ``a``: a fresh one, except in
+    ``refconv bench``'s timed runs on the nvidia target, which reuse the previous run's
+    allocations (NVIDIA's OpenCL charges a fresh buffer's first use to the kernel's interval;
+    ``_bench.REUSE_INPUTS``)."""
+    return input_buffer(env(), a)
 
 
 def scratch(nbytes: int):

@@ -22,6 +22,12 @@ def in_buf(e, a):
     return cl.Buffer(e.ctx, cl.mem_flags.READ_ONLY | cl.mem_flags.COPY_HOST_PTR, hostbuf=a)
 
 
+def upload(e, buf, a: np.ndarray) -> None:
+    """Copy the contiguous host array ``a`` into device buffer ``buf`` (blocking: the host may free ``a``)."""
+    import pyopencl as cl
+    cl.enqueue_copy(e.queue, buf, a, is_blocking=True)
+
+
 def scratch(e, nbytes: int):
     """An uninitialised read-write device buffer of ``nbytes`` bytes (at least 4)."""
     import pyopencl as cl
