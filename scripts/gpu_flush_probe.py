@@ -3,13 +3,13 @@ kernels' Numba twins (issue #24: sobel/opencl/best_R8 median 33.4 us, minimum 27
 27.3 / 26.6).  A suspect: the timed kernel is enqueued right behind the L2 flush kernel on the
 in-order queue, and its profiling start may be taken before the flush has drained.  This times a
 few OpenCL variants on their bench presets by the bench's method (``refconv.bench.rows.measure``)
-five ways: ``shipped`` (the buffers touched by a one-work-item kernel, ``FIRST_USE = "touch"``,
-then the read flush; an explicit migration before the touch, the ``no-migrate`` mode's opposite,
-was dropped after this probe measured it the same),
-``read+wait`` (as shipped, then the host waits for the flush before the timed launch),
-``no-flush`` (warm L2), ``warm-first`` (the timed kernel launched once untimed instead of the
-touch) and ``no-first-use`` (neither), with a Numba row
-for reference (shipped and no-flush).  Used on a lent GPU; prints one JSON line a row and writes them all to
+several ways: ``shipped`` (the timed run's buffers are the previous run's allocations rewritten,
+``REUSE_BUFFERS``, no first-use step, then the read flush), ``read+wait`` (as shipped, then the host
+waits for the flush before the timed launch), ``no-flush`` (warm L2), ``warm-first`` (the timed
+kernel launched once untimed first), ``touch`` (a one-work-item kernel reads a byte of each buffer
+first), ``fresh+touch`` (fresh buffers and the touch: what shipped before the reuse), ``fresh``
+(fresh buffers, no first-use step), with a Numba row for reference (shipped and no-flush).
+Used on a lent GPU; prints one JSON line a row and writes them all to
 $OUT/flush_probe.json.
 usage: [FLUSH_CASES='PRESET=VARIANT_ID,...'] python scripts/gpu_flush_probe.py"""
 from __future__ import annotations
@@ -41,24 +41,25 @@ def read_and_wait(queue):
     queue.finish()
 
 
-#: mode -> (flush, first use)
-modes = {"shipped": (read_flush, "touch"), "read+wait": (read_and_wait, "touch"),
-         "no-flush": (lambda queue: None, "touch"), "warm-first": (read_flush, "warm"),
-         "no-first-use": (read_flush, None)}
+#: mode -> (flush, first use, reuse)
+modes = {"shipped": (read_flush, None, True), "read+wait": (read_and_wait, None, True),
+         "no-flush": (lambda queue: None, None, True), "warm-first": (read_flush, "warm", True),
+         "touch": (read_flush, "touch", True), "fresh+touch": (read_flush, "touch", False),
+         "fresh": (read_flush, None, False)}
 rows = []
 for pname, vid in CASES:
     problem = presets.PRESETS[pname].problem()
     v = registry.get(vid)
     p = v.default_params()
     out = scratch_output(problem, v.writes, v.output)
-    for mode, (fn, first) in modes.items():
+    for mode, (fn, first, reuse) in modes.items():
         if "numba" in vid and mode not in ("shipped", "no-flush"):
             continue
-        cl_bench.flush, cl_bench.FIRST_USE = fn, first
+        cl_bench.flush, cl_bench.FIRST_USE, cl_bench.REUSE_BUFFERS = fn, first, reuse
         try:   # no-flush: numba's rows get no flush bytes (OpenCL's flush function is the no-op above)
             m = measure(lambda: v.run(problem, out, **p), 20, 0 if mode == "no-flush" else 128 << 20)
         finally:
-            cl_bench.flush, cl_bench.FIRST_USE = read_flush, "touch"
+            cl_bench.flush, cl_bench.FIRST_USE, cl_bench.REUSE_BUFFERS = read_flush, None, True
         k = m["kernel_s"]
         rows.append({"variant": vid, "mode": mode,
                      **{f"kernel_us_{q}": round(k[q] * 1e6, 2) for q in ("median", "q1", "q3", "min", "max")}})

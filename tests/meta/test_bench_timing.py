@@ -151,37 +151,44 @@ _F2D = ("filter2d:dtype=uint8,c=0,h=9,w=23,kh=3,kw=3:boundary=valid,flip=0,accum
         "shift=4,rounding=trunc,cast=wrap:image=random.{},weights=exact.{}")
 
 
-def test_opencl_timed_runs_reuse_input_allocations_rewritten_with_each_runs_data(pocl, monkeypatch):
-    """On the nvidia target a timed run's inputs are the allocations the previous timed run used
-    (NVIDIA's OpenCL charges a fresh buffer's first use to the kernel), rewritten from the host:
-    the second run gets the first run's buffers and still computes from its own inputs; two
-    same-sized inputs get two buffers; an untimed run gets fresh ones; and an allocation the next
-    timed run does not take is dropped."""
+def test_opencl_timed_runs_reuse_allocations_rewritten_with_each_runs_data(pocl, monkeypatch):
+    """On the nvidia target a timed run's inputs and output are the allocations the previous timed
+    run used (NVIDIA's OpenCL charges a fresh buffer's first use to the kernel), rewritten from the
+    host: each run still computes from its own inputs into its own poisoned output; two same-sized
+    inputs get two buffers; an untimed run gets fresh ones; and an allocation the next timed run
+    does not take is dropped."""
     from refconv.backends.opencl import backend
     monkeypatch.setattr(pocl, "_flushes", lambda: True)
     monkeypatch.setattr(pocl, "_reuse", {"run": None, "used": {}, "prev": {}, "n": {}})
     v = {v.id: v for v in backend.variants()}["filter2d/opencl/GM_CF4"]
     taken = []
+    e = pocl._platform.env()
+    import pyopencl as cl
     for seed in (3, 5, 7):   # the same shapes, other data each run
+        for key, buf in pocl._reuse["used"].items():   # what a run leaves in its output: not poison
+            if key[1] == "out":
+                cl.enqueue_copy(e.queue, buf, np.full(buf.size, 0x5A, np.uint8)).wait()
         p, acc = _prepared(v, _F2D.format(seed, seed + 1))
         with timing.collect(flush_bytes=1 << 12):
             got = _call(v, p)
         assert np.array_equal(got[1:-1, 1:-1], acc.expected), seed
         taken.append({k: b.int_ptr for k, b in pocl._reuse["used"].items()})
-    assert len(taken[0]) == 2 and taken[0] == taken[1] == taken[2]   # image and weights: kept allocations
+    # image, weights and the output: kept allocations
+    assert sorted(k[1] for k in taken[0]) == ["in", "in", "out"] and taken[0] == taken[1] == taken[2]
+    # the output is re-poisoned each run: elements the kernel does not write (the border) come back as poison
+    poison = scratch_output(p, v.writes, v.output)
+    assert np.array_equal(got[0], poison[0]) and np.array_equal(got[-1], poison[-1])
     # two inputs of one size in one run: two allocations, the k-th taking the previous run's k-th
     a, b = np.arange(8, dtype=np.float32), np.arange(8, 16, dtype=np.float32)
-    e = pocl._platform.env()
     with timing.collect():
         b1, b2 = pocl.input_buffer(e, a), pocl.input_buffer(e, b)
     with timing.collect():
         c1, c2 = pocl.input_buffer(e, b), pocl.input_buffer(e, a)
     assert b1.int_ptr != b2.int_ptr and (c1.int_ptr, c2.int_ptr) == (b1.int_ptr, b2.int_ptr)
-    import pyopencl as cl
     back = np.empty(8, np.float32)
     cl.enqueue_copy(e.queue, back, c1).wait()
     assert np.array_equal(back, b)                   # rewritten with this run's data
-    assert all(k[1] == 32 for k in pocl._reuse["used"])   # filter2d's allocations were dropped
+    assert all(k[2] == 32 for k in pocl._reuse["used"])   # filter2d's allocations were dropped
     fresh = pocl.input_buffer(e, a)                  # outside a timed run: a fresh buffer
     assert fresh.int_ptr not in (c1.int_ptr, c2.int_ptr) and len(pocl._reuse["used"]) == 2
     monkeypatch.setattr(pocl, "_flushes", lambda: False)

@@ -35,7 +35,7 @@ from refconv.timing import BenchHooks
 from refconv.variant import BackendOption
 
 from . import _build, _buffers, _oclgrind, _platform
-from ._bench import bench_copy, bench_simulated, input_buffer, timed
+from ._bench import bench_copy, bench_simulated, input_buffer, output_buffer, timed
 from ._build import FP64_PREAMBLE, OpenCLBuildError, package_source
 from ._buffers import roundup
 from ._oclgrind import parse_oclgrind
@@ -137,7 +137,7 @@ def to_device(a):
     """A read-only device buffer holding a copy of host array ``a``: a fresh one, except in
     ``refconv bench``'s timed runs on the nvidia target, which reuse the previous run's
     allocations (NVIDIA's OpenCL charges a fresh buffer's first use to the kernel's interval;
-    ``_bench.REUSE_INPUTS``)."""
+    ``_bench.REUSE_BUFFERS``)."""
     return input_buffer(env(), a)
 
 
@@ -148,8 +148,10 @@ def scratch(nbytes: int):
 
 def output(out):
     """``with output(out) as buf:`` a device buffer initialised from the checker's poisoned
-    ``out`` and read back into ``out`` when the block ends (not when it raises)."""
-    return _buffers.out_buf(env(), out)
+    ``out`` and read back into ``out`` when the block ends (not when it raises).  In ``refconv
+    bench``'s timed runs on the nvidia target the allocation is the previous run's
+    (``_bench.REUSE_BUFFERS``), like :func:`to_device`'s."""
+    return output_buffer(env(), out)
 
 
 class _Out:
@@ -187,7 +189,7 @@ def launch(kernel, global_size, local_size, *args, out=None, what: str | None = 
         return None
     if not any(a is OUT for a in args):
         raise ValueError("launch(..., out=...) needs refconv.opencl.OUT among the kernel arguments")
-    with _buffers.out_buf(e, out) as ob:
+    with output_buffer(e, out) as ob:
         args = [ob if a is OUT else a for a in args]
         with _oclgrind.diagnosed(e, what, src):
             timed(kernel)(e.queue, tuple(global_size), tuple(local_size) if local_size else None, *args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _platform
-from ._buffers import in_buf, scratch, upload
+from ._buffers import in_buf, out_buf, scratch, upload
 from ._build import kernel as _kernel
 
 
@@ -67,53 +67,76 @@ def flush(queue) -> None:
 #: kernel's profiling interval: ``"touch"`` launches a one-work-item kernel that reads a byte of
 #: every buffer argument (before the flush); ``"warm"`` launches the timed kernel itself once,
 #: untimed; None does neither.  The nvidia target only.  None since the inputs of timed runs are
-#: reused allocations (:data:`REUSE_INPUTS`): on those, both steps made the timed kernel slower, not
+#: reused allocations (:data:`REUSE_BUFFERS`): on those, both steps made the timed kernel slower, not
 #: faster (H200, scripts/gpu_opencl_buffer_probe.py, 30 runs, medians µs, conv2d/opencl/best on
 #: T3-B / T3-C: none 16.35 / 7.55, touch 18.61 / 9.87, warm 18.70 / 9.47; on fresh buffers none
 #: 19.09 / 9.42, touch 18.62 / 10.02).  The earlier finding behind the touch (y = x + 1 over 1 Mi
 #: floats on fresh buffers, H100: 8.6 µs against 6.2 on buffers a kernel had used) is what
-#: :data:`REUSE_INPUTS` now answers.
+#: :data:`REUSE_BUFFERS` now answers.
 FIRST_USE = None
 
-#: whether a timed run on the nvidia target gets its input buffers (``to_device``) as the
-#: allocations the previous timed run used, rewritten from the host (a blocking copy, outside the
-#: interval), instead of fresh ``COPY_HOST_PTR`` buffers.  NVIDIA's OpenCL charges a fresh buffer's
-#: first use to the kernel that makes it (T3-B / T3-C above: 19.09 / 9.42 µs fresh, 16.29 / 7.55
-#: rewritten, 16.35 / 7.55 kept; the same source built as CUDA ran as fast as the Numba twin);
-#: an application keeps its buffers, so the reused ones give the kernel's steady-state time.
-#: Checking and untimed calls always get fresh buffers.  Outputs and scratch stay fresh.
-REUSE_INPUTS = True
+#: whether a timed run on the nvidia target gets its input buffers (``to_device``) and its output
+#: buffer (``OUT`` / ``output``) as the allocations the previous timed run used, rewritten from
+#: the host (a blocking copy, outside the interval), instead of fresh ``COPY_HOST_PTR`` buffers.
+#: NVIDIA's OpenCL charges a fresh buffer's first use to the kernel that makes it (T3-B / T3-C
+#: above: 19.09 / 9.42 µs fresh, 16.29 / 7.55 with the inputs rewritten, 16.35 / 7.55 kept; the
+#: same source built as CUDA ran as fast as the Numba twin); an application keeps its buffers, so
+#: reused ones give the kernel's steady-state time.  Checking and untimed calls always get fresh
+#: buffers; scratch stays fresh.
+REUSE_BUFFERS = True
 
-#: the reused input allocations: of the current timed run (``used``), and of the previous one
-#: (``prev``: what the current run may take; the rest is dropped when the next run begins)
+#: the reused allocations: of the current timed run (``used``), and of the previous one (``prev``:
+#: what the current run may take; the rest is dropped when the next run begins)
 _reuse: dict = {"run": None, "used": {}, "prev": {}, "n": {}}
 
 
-def input_buffer(e, a):
-    """A read-only device buffer holding a copy of host array ``a`` (``refconv.opencl.to_device``):
-    inside a timed run on the nvidia target (:data:`REUSE_INPUTS`), the allocation the previous
-    timed run used for its same-sized ``k``-th input, rewritten; otherwise a fresh buffer."""
+def _reusing() -> bool:
     from refconv import timing
-    run = timing.current()
-    if not (REUSE_INPUTS and run is not None and _flushes()):
-        return in_buf(e, a)
-    a = np.ascontiguousarray(a)
-    if a.nbytes == 0:
-        a = np.zeros(1, a.dtype)
-    st = _reuse
+    return REUSE_BUFFERS and timing.current() is not None and _flushes()
+
+
+def _allocation(e, role: str, nbytes: int, flags):
+    """The timed run's next ``role`` allocation of ``nbytes``: the one the previous timed run used
+    in that place (its ``k``-th of that role and size), else a new one."""
+    from refconv import timing
+    run, st = timing.current(), _reuse
     if st["run"] is not run:
         st.update(run=run, prev=st["used"], used={}, n={})
-    kind = (id(e.ctx), a.nbytes)
+    kind = (id(e.ctx), role, nbytes)
     i = st["n"].get(kind, 0)
     st["n"][kind] = i + 1
     key = kind + (i,)
     buf = st["prev"].pop(key, None)
     if buf is None:
         import pyopencl as cl
-        buf = cl.Buffer(e.ctx, cl.mem_flags.READ_ONLY, size=a.nbytes)
-    upload(e, buf, a)
+        buf = cl.Buffer(e.ctx, flags, size=nbytes)
     st["used"][key] = buf
     return buf
+
+
+def input_buffer(e, a):
+    """A read-only device buffer holding a copy of host array ``a`` (``refconv.opencl.to_device``):
+    inside a timed run on the nvidia target (:data:`REUSE_BUFFERS`), the allocation the previous
+    timed run used for its same-sized ``k``-th input, rewritten; otherwise a fresh buffer."""
+    if not _reusing():
+        return in_buf(e, a)
+    import pyopencl as cl
+    a = np.ascontiguousarray(a)
+    if a.nbytes == 0:
+        a = np.zeros(1, a.dtype)
+    buf = _allocation(e, "in", a.nbytes, cl.mem_flags.READ_ONLY)
+    upload(e, buf, a)
+    return buf
+
+
+def output_buffer(e, out):
+    """``with output_buffer(e, out) as buf:`` the checker's poisoned ``out`` on the device, read
+    back at the end (``refconv.opencl.output``): in a timed run on the nvidia target, in the
+    allocation the previous timed run's output used (:data:`REUSE_BUFFERS`)."""
+    if not _reusing():
+        return out_buf(e, out)
+    import pyopencl as cl
+    return out_buf(e, out, reuse=lambda n: _allocation(e, "out", n, cl.mem_flags.READ_WRITE))
 
 
 def _touch_source(n: int) -> str:

@@ -35,13 +35,19 @@ def scratch(e, nbytes: int):
 
 
 @contextlib.contextmanager
-def out_buf(e, out: np.ndarray):
+def out_buf(e, out: np.ndarray, reuse=None):
     """A device buffer initialised FROM the caller's (poisoned) output array; when the block ends
     without an exception the device contents are read back into ``out`` (through a contiguous
-    copy if ``out`` is not C-contiguous), so elements the kernel does not write keep their poison."""
+    copy if ``out`` is not C-contiguous), so elements the kernel does not write keep their poison.
+    ``reuse(nbytes)``: an existing READ_WRITE allocation of that size to upload into (None: a
+    fresh buffer)."""
     import pyopencl as cl
     host = out if out.flags.c_contiguous else np.ascontiguousarray(out)
-    buf = cl.Buffer(e.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+    if reuse is None or host.nbytes == 0:
+        buf = cl.Buffer(e.ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host)
+    else:
+        buf = reuse(host.nbytes)
+        upload(e, buf, host)
     yield buf
     cl.enqueue_copy(e.queue, host, buf).wait()
     if host is not out:
