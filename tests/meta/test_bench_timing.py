@@ -185,12 +185,19 @@ def test_opencl_timed_runs_reuse_allocations_rewritten_with_each_runs_data(pocl,
     with timing.collect():
         c1, c2 = pocl.input_buffer(e, b), pocl.input_buffer(e, a)
     assert b1.int_ptr != b2.int_ptr and (c1.int_ptr, c2.int_ptr) == (b1.int_ptr, b2.int_ptr)
+    with timing.collect():                           # scratch: kept too, by size and order
+        s1, s2 = pocl.scratch_buffer(e, 32), pocl.scratch_buffer(e, 32)
+    with timing.collect():
+        t1, t2 = pocl.scratch_buffer(e, 32), pocl.scratch_buffer(e, 32)
+        c1, c2 = pocl.input_buffer(e, b), pocl.input_buffer(e, a)
+    assert s1.int_ptr != s2.int_ptr and (t1.int_ptr, t2.int_ptr) == (s1.int_ptr, s2.int_ptr)
+    assert (c1.int_ptr, c2.int_ptr) != (b1.int_ptr, b2.int_ptr)   # the run before took no input: new ones
     back = np.empty(8, np.float32)
     cl.enqueue_copy(e.queue, back, c1).wait()
     assert np.array_equal(back, b)                   # rewritten with this run's data
     assert all(k[2] == 32 for k in pocl._reuse["used"])   # filter2d's allocations were dropped
     fresh = pocl.input_buffer(e, a)                  # outside a timed run: a fresh buffer
-    assert fresh.int_ptr not in (c1.int_ptr, c2.int_ptr) and len(pocl._reuse["used"]) == 2
+    assert fresh.int_ptr not in (c1.int_ptr, c2.int_ptr) and len(pocl._reuse["used"]) == 4
     monkeypatch.setattr(pocl, "_flushes", lambda: False)
     with timing.collect():                           # PoCL / Oclgrind: always fresh
         d = pocl.input_buffer(e, a)

@@ -35,7 +35,7 @@ from refconv.timing import BenchHooks
 from refconv.variant import BackendOption
 
 from . import _build, _buffers, _oclgrind, _platform
-from ._bench import bench_copy, bench_simulated, input_buffer, output_buffer, timed
+from ._bench import bench_copy, bench_simulated, input_buffer, output_buffer, scratch_buffer, timed
 from ._build import FP64_PREAMBLE, OpenCLBuildError, package_source
 from ._buffers import roundup
 from ._oclgrind import parse_oclgrind
@@ -142,8 +142,9 @@ def to_device(a):
 
 
 def scratch(nbytes: int):
-    """An uninitialised read-write device buffer of ``nbytes`` bytes."""
-    return _buffers.scratch(env(), nbytes)
+    """An uninitialised read-write device buffer of ``nbytes`` bytes (in ``refconv bench``'s timed
+    runs on the nvidia target, the previous run's allocation, as :func:`to_device`'s)."""
+    return scratch_buffer(env(), nbytes)
 
 
 def output(out):

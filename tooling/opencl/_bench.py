@@ -75,14 +75,16 @@ def flush(queue) -> None:
 #: :data:`REUSE_BUFFERS` now answers.
 FIRST_USE = None
 
-#: whether a timed run on the nvidia target gets its input buffers (``to_device``) and its output
-#: buffer (``OUT`` / ``output``) as the allocations the previous timed run used, rewritten from
-#: the host (a blocking copy, outside the interval), instead of fresh ``COPY_HOST_PTR`` buffers.
+#: whether a timed run on the nvidia target gets its input buffers (``to_device``), its output
+#: buffer (``OUT`` / ``output``) and its scratch buffers as the allocations the previous timed run
+#: used, inputs and output rewritten from the host (a blocking copy, outside the interval), instead
+#: of fresh buffers.
 #: NVIDIA's OpenCL charges a fresh buffer's first use to the kernel that makes it (T3-B / T3-C
 #: above: 19.09 / 9.42 µs fresh, 16.29 / 7.55 with the inputs rewritten, 16.35 / 7.55 kept; the
 #: same source built as CUDA ran as fast as the Numba twin); an application keeps its buffers, so
 #: reused ones give the kernel's steady-state time.  Checking and untimed calls always get fresh
-#: buffers; scratch stays fresh.
+#: buffers.  (On an H100 the reuse of inputs and output alone left conv2d T3-B / T3-C where the
+#: touch had them, 19.2 / 10.1 µs: their fresh 4-byte scratch arguments kept the charge.)
 REUSE_BUFFERS = True
 
 #: the reused allocations: of the current timed run (``used``), and of the previous one (``prev``:
@@ -127,6 +129,17 @@ def input_buffer(e, a):
     buf = _allocation(e, "in", a.nbytes, cl.mem_flags.READ_ONLY)
     upload(e, buf, a)
     return buf
+
+
+def scratch_buffer(e, nbytes: int):
+    """An uninitialised read-write device buffer of ``nbytes`` bytes (``refconv.opencl.scratch``):
+    in a timed run on the nvidia target, the allocation the previous timed run used in that place
+    (:data:`REUSE_BUFFERS`; its contents are whatever that run left, as uninitialised memory may
+    hold); otherwise a fresh one."""
+    if not _reusing():
+        return scratch(e, nbytes)
+    import pyopencl as cl
+    return _allocation(e, "scratch", max(4, int(nbytes)), cl.mem_flags.READ_WRITE)
 
 
 def output_buffer(e, out):
