@@ -18,7 +18,8 @@ kernel apart:
 Measured on an H100, 2026-11-27, with an earlier form of this script (the emptied body declared
 only ``As``): 9.41 us (T3-B) and 12.85 (T3-C) for the empty body, against 3.1 for a one-work-item
 empty kernel and 24.7 / 16.0 for the shipped kernel in the same run.  Prints one JSON line a row.
-usage: python scripts/gpu_opencl_launch_probe.py [REPEAT]   (PROBE_TARGET=pocl: a dry run on the CPU)"""
+usage: python scripts/gpu_opencl_launch_probe.py [REPEAT]   (PROBE_TARGET=pocl: a dry run on the CPU;
+PROBE_ONLY=args: the arguments' rows alone)"""
 from __future__ import annotations
 
 import json
@@ -74,7 +75,7 @@ def row(pname, name, source, kname, options, gsize, lsize, args, out, flush=read
                       "min": round(m["kernel_s"]["min"] * 1e6, 2)}), flush=True)
 
 
-for pname in ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):
+for pname in () if os.environ.get("PROBE_ONLY") == "args" else ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):
     problem = presets.PRESETS[pname].problem()
     g = G.geometry(problem); p = G.plan(g); t = p.tile
     x, a, ktab, bias, has_bias = G.operands(problem, p)
@@ -98,3 +99,28 @@ for pname in ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):
     R("shipped, first use none", src, first_use=None)
     R("empty, no __local, first use none", no_local, first_use=None)
     R("shipped again", src)
+
+# the arguments' cost: one work-item kernels with k buffer arguments (distinct or one buffer k times)
+# and with one buffer and 16 int arguments (H100, 2026-11-27: gemm's 23 arguments, 7 of them
+# buffers, cost 3.5 us on one work-item where one buffer cost nothing)
+def args_row(name, kname, src, args):
+    kern = oc.kernel(src, kname, (), "<probe args %s>" % kname)
+
+    def run():
+        oc.launch(kern, (1,), (1,), *args)
+    run()
+    m = measure(run, REPEAT, 128 << 20)
+    print(json.dumps({"preset": "-", "kernel": name, "us": round(m["kernel_s"]["median"] * 1e6, 2),
+                      "min": round(m["kernel_s"]["min"] * 1e6, 2)}), flush=True)
+
+
+bufs = [oc.scratch(1 << 16) for _ in range(8)]
+for k in (1, 2, 4, 7):
+    params = ", ".join(f"__global float *b{i}" for i in range(k))
+    src_k = f"__kernel void nb{k}({params}) {{ if (get_global_id(0) == 99999999) b0[0] = 1; }}"
+    args_row(f"1 item, {k} distinct buffers", f"nb{k}", src_k, bufs[:k])
+    if k > 1:
+        args_row(f"1 item, one buffer {k} times", f"nb{k}", src_k, [bufs[0]] * k)
+ints_src = ("__kernel void ni(__global float *b0, " + ", ".join(f"const int i{i}" for i in range(16))
+            + ") { if (get_global_id(0) == 99999999) b0[0] = i0 + i15; }")
+args_row("1 item, 1 buffer and 16 ints", "ni", ints_src, [bufs[0]] + [np.int32(i) for i in range(16)])
