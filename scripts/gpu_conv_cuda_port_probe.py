@@ -30,6 +30,7 @@ typedef unsigned int uint;
 #define __kernel extern "C" __global__
 #define __global
 #define __local __shared__
+#define __constant
 #define restrict __restrict__
 #define inline __device__ inline
 #define CLK_LOCAL_MEM_FENCE 0
@@ -60,8 +61,8 @@ def run_port(problem, flush):
     exp = acceptance_for(problem)
     out = cp.zeros(exp.expected.size, np.float32)
     part = cp.zeros(max(G.partial_elements(g, p), 1), np.float32)
-    args = (*d, part, out, cp.asarray(bias), cp.zeros(1, np.int32), *[np.int32(v) for v in G.kernel_ints(g, p)],
-            np.int32(has_bias), np.int32(p.split == 1))
+    prm = cp.asarray(np.array([*G.kernel_ints(g, p), has_bias, int(p.split == 1)], np.int32))
+    args = (*d, part, out, cp.asarray(bias), cp.zeros(1, np.int32), prm)   # the scalars: one int buffer, as OpenCL's
     if p.split != 1:
         raise SystemExit(f"{problem}: split {p.split}: the port probe times split-1 plans only")
     go = lambda: k(p.grid, (t.thx, t.thy, 1), args)  # noqa: E731

@@ -17,7 +17,7 @@ for pname in ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):
     problem = presets.PRESETS[pname].problem()
     g = G.geometry(problem); p = G.plan(g); t = p.tile
     x, a, ktab, bias, has_bias = G.operands(problem, p)
-    ints = [np.int32(v) for v in G.kernel_ints(g, p)]
+    prm = oc.to_device(np.array([*G.kernel_ints(g, p), has_bias, 1], np.int32))   # gemm's scalars
     out = np.zeros(g.M * g.NQ, np.float32)
     gsize, lsize = (p.grid[0] * t.thx, p.grid[1] * t.thy, p.split), (t.thx, t.thy, 1)
     kern = oc.kernel(cb.SRC, "gemm", cb.options(np.dtype("float32"), t, p.one), "<buf probe>")
@@ -27,7 +27,7 @@ for pname in ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):
     pout = oc.scratch(out.nbytes)
     e = env()
     def args(ins, o):
-        return (ins[0], ins[1], ins[2], s1, o, ins[3], s2, *ints, np.int32(has_bias), np.int32(1))
+        return (ins[0], ins[1], ins[2], s1, o, ins[3], s2, prm)
     def fresh():
         oc.launch(kern, gsize, lsize, *args([oc.to_device(h) for h in hosts], oc.OUT), out=out)
     def persistent():

@@ -79,13 +79,13 @@ for pname in () if os.environ.get("PROBE_ONLY") == "args" else ("cuconv-T3-1x1-B
     problem = presets.PRESETS[pname].problem()
     g = G.geometry(problem); p = G.plan(g); t = p.tile
     x, a, ktab, bias, has_bias = G.operands(problem, p)
-    ints = [np.int32(v) for v in G.kernel_ints(g, p)]
+    prm = oc.to_device(np.array([*G.kernel_ints(g, p), has_bias, 1], np.int32))   # gemm's scalars
     out = np.zeros(g.M * g.NQ, np.float32)
     gsize, lsize = (p.grid[0] * t.thx, p.grid[1] * t.thy, p.split), (t.thx, t.thy, 1)
     lbytes = 2 * t.bk * (t.bm + t.bn) * 4
     opts = cb.options(np.dtype("float32"), t, p.one)
     gemm_args = (oc.to_device(a), oc.to_device(x), oc.to_device(ktab), oc.scratch(4), oc.OUT,
-                 oc.to_device(bias), oc.scratch(4), *ints, np.int32(has_bias), np.int32(1))
+                 oc.to_device(bias), oc.scratch(4), prm)
     R = lambda name, s, kn="gemm", **kw: row(pname, name, s, kn, opts, gsize, lsize, gemm_args, out, **kw)
     R("shipped", src)
     R("empty, __local", with_local)
@@ -124,3 +124,11 @@ for k in (1, 2, 4, 7):
 ints_src = ("__kernel void ni(__global float *b0, " + ", ".join(f"const int i{i}" for i in range(16))
             + ") { if (get_global_id(0) == 99999999) b0[0] = i0 + i15; }")
 args_row("1 item, 1 buffer and 16 ints", "ni", ints_src, [bufs[0]] + [np.int32(i) for i in range(16)])
+for n in (2, 4, 8):
+    src_n = ("__kernel void ni%d(__global float *b0, " % n + ", ".join(f"const int i{i}" for i in range(n))
+             + ") { if (get_global_id(0) == 99999999) b0[0] = i0; }")
+    args_row(f"1 item, 1 buffer and {n} ints", f"ni{n}", src_n, [bufs[0]] + [np.int32(i) for i in range(n)])
+args_row("1 item, 1 buffer and one int16", "nv", "__kernel void nv(__global float *b0, const int16 p) "
+         "{ if (get_global_id(0) == 99999999) b0[0] = p.s0 + p.sf; }", [bufs[0], np.arange(16, dtype=np.int32).view(cl.cltypes.int16)[0]])
+args_row("1 item, 1 buffer and a __constant int[16]", "nc", "__kernel void nc(__global float *b0, __constant int *p) "
+         "{ if (get_global_id(0) == 99999999) b0[0] = p[0] + p[15]; }", [bufs[0], oc.to_device(np.arange(16, dtype=np.int32))])

@@ -73,11 +73,13 @@ inline void store_tile(__local T *as, __local T *bs, const int ka, const int ja,
 __kernel __attribute__((reqd_work_group_size(THX, THY, 1)))
 void gemm(__global const T * restrict a, __global const T * restrict x, __global const int * restrict ktab,
           __global T * restrict part, __global T * restrict out, __global const T * restrict bias,
-          __global int *cnt,
-          const int M, const int NQ, const int HoWo, const int Wo, const int H, const int W, const int CHW,
-          const int sy, const int sx, const int py, const int px, const int Mpad, const int Kpad,
-          const int kt_per, const int KT, const int K, const int has_bias, const int direct)
+          __global int *cnt, __constant const int * restrict prm)
 {
+    /* the scalars in one __constant buffer (PRM_* order, conv2d_best.py): NVIDIA's OpenCL charged
+     * a launch with more than two scalar arguments 2-3.5 us more (H100, 2026-11-27) */
+    const int M = prm[0], NQ = prm[1], HoWo = prm[2], Wo = prm[3], H = prm[4], W = prm[5], CHW = prm[6];
+    const int sy = prm[7], sx = prm[8], py = prm[9], px = prm[10], Mpad = prm[11], Kpad = prm[12];
+    const int kt_per = prm[13], KT = prm[14], K = prm[15], has_bias = prm[16], direct = prm[17];
     __local T As[2][BK * BM];
     __local T Bs[2][BK * BN];
     const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * THX + tx;
@@ -151,11 +153,12 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
     }
 }
 
-/* out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel */
+/* out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel;
+ * prm = (M, NQ, HoWo, split, has_bias) */
 __kernel void reduce_split(__global const T * restrict part, __global const T * restrict bias,
-                           __global T * restrict out, const int M, const int NQ, const int HoWo,
-                           const int split, const int has_bias)
+                           __global T * restrict out, __constant const int * restrict prm)
 {
+    const int M = prm[0], NQ = prm[1], HoWo = prm[2], split = prm[3], has_bias = prm[4];
     const int i = get_global_id(0);
     if (i >= M * NQ)
         return;

@@ -41,6 +41,16 @@ def options(dtype, t: G.Tile, one: bool = False) -> tuple:
                                f"-DONE={int(one)}")
 
 
+def _scalars(values):
+    """The kernels' int scalars as one ``__constant int`` buffer: ``gemm`` takes
+    ``G.kernel_ints`` then ``has_bias`` and ``direct``; ``reduce_split`` (M, NQ, HoWo, split,
+    has_bias).  NVIDIA's OpenCL charged a launch with more than two scalar arguments 2-3.5 µs
+    more inside its profiling interval, on one work-item as on gemm's grid (H100, 2026-11-27,
+    scripts/gpu_opencl_launch_probe.py: one buffer and 4, 8 or 16 ints 6.7 / 5.3 / 6.6 µs, one
+    buffer and 2 ints 3.2, one buffer and a __constant int[16] 3.2)."""
+    return oc.to_device(np.asarray(values, np.int32))
+
+
 def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):
     if reduce not in REDUCES:
         raise ValueError(f"conv2d/opencl/best: reduce={reduce!r} not accepted; accepted: {REDUCES} (the fused "
@@ -52,19 +62,19 @@ def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):
     t = p.tile
     k = oc.kernel(SRC, "gemm", options(dt, t, p.one), SRC_NAME)
     gsize, lsize = (p.grid[0] * t.thx, p.grid[1] * t.thy, p.split), (t.thx, t.thy, 1)
-    ints = [np.int32(v) for v in G.kernel_ints(g, p)]
+    ints = list(G.kernel_ints(g, p))
     args = (oc.to_device(a), oc.to_device(x), oc.to_device(ktab))
     bb = oc.to_device(bias)
     if p.split == 1:
-        return oc.launch(k, gsize, lsize, *args, oc.scratch(dt.itemsize), oc.OUT, bb, oc.scratch(4), *ints,
-                         np.int32(has_bias), np.int32(1), out=out, what=WHAT)
+        return oc.launch(k, gsize, lsize, *args, oc.scratch(dt.itemsize), oc.OUT, bb, oc.scratch(4),
+                         _scalars(ints + [has_bias, 1]), out=out, what=WHAT)
     part = oc.scratch(G.partial_elements(g, p) * dt.itemsize)
     red = oc.kernel(SRC, "reduce_split", options(dt, t, p.one), SRC_NAME)     # the same program
     q = oc.env().queue
     with oc.output(out) as ob, oc.diagnosed(WHAT, SRC_NAME):
-        oc.timed(k)(q, gsize, lsize, *args, part, ob, bb, oc.scratch(4), *ints, np.int32(has_bias), np.int32(0))
+        oc.timed(k)(q, gsize, lsize, *args, part, ob, bb, oc.scratch(4), _scalars(ints + [has_bias, 0]))
         oc.timed(red)(q, (oc.roundup(g.M * g.NQ, REDUCE_WG),), (REDUCE_WG,), part, bb, ob,
-                      *map(np.int32, (g.M, g.NQ, g.Ho * g.Wo, p.split, has_bias)))
+                      _scalars([g.M, g.NQ, g.Ho * g.Wo, p.split, has_bias]))
     return out
 
 

@@ -23,7 +23,7 @@
  * On paths 1 and 2 the output stage is v = rd(trunc(s) * 2^-shift + 1.5*2^23) (an fma rounded down,
  * PTX fma.rm.f32; portable: floor(trunc(s) * 2^-shift) + 1.5*2^23, exact): |trunc(s)| < 2^22, so v is
  * 1.5*2^23 + (trunc(s) >> shift) exactly and the low byte of its bits is (trunc(s) >> shift) mod 256
- * (wrap); SAT=1 clamps v to [1.5*2^23, 1.5*2^23 + 255] first.  2^-shift is the argument sc.  Four
+ * (wrap); SAT=1 clamps v to [1.5*2^23, 1.5*2^23 + 255] first.  2^-shift is sc (prm[3]).  Four
  * such low bytes are packed into a word by byte permutes (PTX prmt with -DUSE_PTX).
  * rz(a + b), an add rounded toward zero, is PTX add.rz.f32 with -DUSE_PTX (NVIDIA), else the
  * rounded-to-nearest sum stepped toward zero when its TwoSum error says it rounded away.
@@ -203,10 +203,13 @@ inline uint output(const float *w, const float *p0, const float *p1, const float
 
 /* pack4 (the low bytes of four words in one): pack4.cl, prepended by the module */
 
+/* prm = (H, W, shift, bits of sc = 2**-shift): the scalars in one __constant buffer, since NVIDIA's
+ * OpenCL charged a launch with more than two scalar arguments 2-3.5 us more (H100, 2026-11-27) */
 __kernel void filter2d_best(__global const uchar *restrict img, __global const float *restrict wts,
-                            __global uchar *restrict out, const int H, const int W, const int shift,
-                            const float sc)
+                            __global uchar *restrict out, __constant const int *restrict prm)
 {
+    const int H = prm[0], W = prm[1], shift = prm[2];
+    const float sc = as_float(prm[3]);
     const int c0 = (int)get_global_id(0) * 16;
     const int r0 = 1 + (int)get_global_id(1) * ROWS;
     if (c0 >= W - 1 || r0 > H - 2)

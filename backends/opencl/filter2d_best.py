@@ -65,9 +65,11 @@ def _make(rows: int) -> Variant:
         vec = W % 16 == 0
         sat = problem.option("cast") == "saturate"
         k = oc.kernel(SRC, "filter2d_best", options(rows, choose_path(w, arith), vec, sat), SRC_NAME)
+        shift = problem.option("shift")
+        # the scalars (H, W, shift, the bits of 2**-shift) as one __constant int buffer: see the kernel
+        prm = np.array([H, W, shift, np.float32(2.0 ** -shift).view(np.int32)], np.int32)
         return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
-                         np.int32(H), np.int32(W), np.int32(problem.option("shift")),
-                         np.float32(2.0 ** -problem.option("shift")), out=out, what=f"filter2d/opencl/{name}")
+                         oc.to_device(prm), out=out, what=f"filter2d/opencl/{name}")
 
     return Variant(
         op="filter2d", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
