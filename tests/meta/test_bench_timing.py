@@ -181,7 +181,9 @@ def test_opencl_timed_runs_reuse_allocations_rewritten_with_each_runs_data(pocl,
     # two inputs of one size in one run: two allocations, the k-th taking the previous run's k-th
     a, b = np.arange(8, dtype=np.float32), np.arange(8, 16, dtype=np.float32)
     with timing.collect():
-        b1, b2 = pocl.input_buffer(e, a), pocl.input_buffer(e, b)
+        b1 = pocl.input_buffer(e, a)
+        assert pocl._reuse["prev"] == {}             # another row: filter2d's allocations already freed
+        b2 = pocl.input_buffer(e, b)
     with timing.collect():
         c1, c2 = pocl.input_buffer(e, b), pocl.input_buffer(e, a)
     assert b1.int_ptr != b2.int_ptr and (c1.int_ptr, c2.int_ptr) == (b1.int_ptr, b2.int_ptr)

@@ -88,7 +88,8 @@ FIRST_USE = None
 REUSE_BUFFERS = True
 
 #: the reused allocations: of the current timed run (``used``), and of the previous one (``prev``:
-#: what the current run may take; the rest is dropped when the next run begins)
+#: what the current run may take; all of it is dropped once the run asks for an allocation the
+#: previous run did not have, so that a bench worker moving to another row holds one row's buffers)
 _reuse: dict = {"run": None, "used": {}, "prev": {}, "n": {}}
 
 
@@ -109,8 +110,9 @@ def _allocation(e, role: str, nbytes: int, flags):
     st["n"][kind] = i + 1
     key = kind + (i,)
     buf = st["prev"].pop(key, None)
-    if buf is None:
+    if buf is None:   # this run differs from the previous one (another row): free the rest before allocating
         import pyopencl as cl
+        st["prev"].clear()
         buf = cl.Buffer(e.ctx, flags, size=nbytes)
     st["used"][key] = buf
     return buf
