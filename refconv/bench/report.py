@@ -257,12 +257,20 @@ def _md_cell(x) -> str:
     return str(x).replace("|", "\\|").replace("\n", " ")
 
 
+def _flush_words(nbytes: int) -> str:
+    """The header's words on the L2 flush: GPU launches only (PoCL and the simulators are never flushed)."""
+    if not nbytes:
+        return "no L2 flush."
+    size = f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes} bytes"
+    return f"an L2 flush of {size} before each timed GPU launch (none on CPU targets and simulators)."
+
+
 def markdown(rep: dict) -> str:
     """The report as Markdown (for docs/performance.md): run facts, then per problem its table,
     its coarsening table and its twins table where there are any."""
     budget = f" (n=K: K runs, stopped by --budget {rep['budget']:g} s)" if rep.get("budget") else ""
     out = [f"Run of {rep['date']} on `{rep['host']}`, median [IQR] of {rep['repeat']} runs{budget} after a warm-up, "
-           f"L2 flush before each GPU launch {rep.get('flush_bytes', 0) >> 20} MiB.", ""]
+           + _flush_words(rep.get("flush_bytes", 0)), ""]
     for i, m in enumerate(rep.get("merged_from") or []):
         out.append(f"* run {i}: {m.get('source') or '?'} of {m.get('date')} (repeat {m.get('repeat')}, "
                    f"budget {m.get('budget')}, flush {(m.get('flush_bytes') or 0) >> 20} MiB)")

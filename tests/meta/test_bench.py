@@ -80,6 +80,11 @@ def test_markdown_holds_each_problems_table(tmp_path, monkeypatch):
     assert "* mdmeta: a fake GPU" in text and "### matvec-small" in text
     assert "| matvec/mdmeta/right | 2 ms [2 ms–2 ms] |" in text
     assert f"copy bandwidth (mdmeta device copy): {2 * COPY_BYTES / COPY_S / 1e9:.4g} GB/s" in text
+    # the header says the flush is for GPU launches only, with its size; a run without one says so
+    assert "an L2 flush of 128 MiB before each timed GPU launch (none on CPU targets and simulators)." in text
+    assert cli.main(["bench", "--timeout", "0", "--backend", "mdmeta", "--repeat", "2", "--peers", "none", "--baseline", "spec",
+                     "--copy-bytes", str(COPY_BYTES), "--flush-bytes", "0", "--markdown", str(md)]) == 0
+    assert "after a warm-up, no L2 flush." in md.read_text()
 
 
 def test_bench_does_not_time_a_wrong_variant(tmp_path, monkeypatch):
