@@ -1,5 +1,6 @@
 """Kernel times for ``refconv bench`` on OpenCL: profiling events of each launch, an L2 flush
-before a timed launch on the GPU target, and the backend's ``BenchHooks``."""
+before a timed launch on the GPU target, the buffers a timed run reuses there
+(:data:`REUSE_BUFFERS`), and the backend's ``BenchHooks``."""
 from __future__ import annotations
 
 import numpy as np
@@ -83,8 +84,9 @@ FIRST_USE = None
 #: above: 19.09 / 9.42 µs fresh, 16.29 / 7.55 with the inputs rewritten, 16.35 / 7.55 kept; the
 #: same source built as CUDA ran as fast as the Numba twin); an application keeps its buffers, so
 #: reused ones give the kernel's steady-state time.  Checking and untimed calls always get fresh
-#: buffers.  (On an H100 the reuse of inputs and output alone left conv2d T3-B / T3-C where the
-#: touch had them, 19.2 / 10.1 µs: their fresh 4-byte scratch arguments kept the charge.)
+#: buffers.  (On an H100 the buffers' state moved those two rows by less than their scatter, 18.2 /
+#: 9.0-9.7 µs every way: there the launch's scalar arguments were the charge, see
+#: ``refconv.backends.opencl.conv2d_best._scalars``.)
 REUSE_BUFFERS = True
 
 #: the reused allocations: of the current timed run (``used``), and of the previous one (``prev``:
