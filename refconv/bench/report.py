@@ -258,7 +258,7 @@ def _md_cell(x) -> str:
 
 
 def _flush_words(nbytes: int) -> str:
-    """The header's words on the L2 flush: GPU launches only (PoCL and the simulators are never flushed)."""
+    """The header's words on the L2 flush: GPU launches only (CPU targets and simulators are never flushed)."""
     if not nbytes:
         return "no L2 flush."
     size = f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes} bytes"
