@@ -210,7 +210,8 @@ def test_opencl_timed_runs_reuse_allocations_rewritten_with_each_runs_data(pocl,
 def test_opencl_first_use_of_the_buffers_is_outside_the_interval_and_leaves_results_right(pocl, monkeypatch, first_use):
     """NVIDIA's OpenCL charges a buffer's first use by a kernel to that kernel's interval: a timed
     launch first touches its buffers (a one-work-item kernel reading a byte of each) or runs the
-    kernel once untimed; either way the timed kernel's results stay right and one interval is kept."""
+    kernel once untimed (seen on a kernel that adds 1 to its output); either way the timed kernel's
+    results stay right and one interval is kept."""
     from refconv.backends.opencl import backend
     monkeypatch.setattr(pocl, "_flushes", lambda: True)
     monkeypatch.setattr(pocl, "FIRST_USE", first_use)
@@ -224,6 +225,14 @@ def test_opencl_first_use_of_the_buffers_is_outside_the_interval_and_leaves_resu
         got = _call(v, p)
     assert len(iv) == 1 and np.array_equal(got[1:-1, 1:-1], acc.expected)
     assert launches.count("touch_args") == (first_use == "touch")
+    # the warm mode runs the timed kernel once before it: a kernel that adds 1 to its output shows it
+    e = pocl._platform.env()
+    bump = pocl._kernel(e, "__kernel void bump(__global float *o) { o[0] += 1.0f; }", "bump", (), "<bump>")
+    out = np.zeros(1, np.float32)
+    with timing.collect(flush_bytes=1 << 16) as iv:
+        from refconv import opencl as oc
+        oc.launch(bump, (1,), (1,), oc.OUT, out=out)
+    assert len(iv) == 1 and out[0] == (2 if first_use == "warm" else 1)
     pocl._scratch.clear()
 
 
