@@ -1,7 +1,7 @@
 """Do a Numba row and an OpenCL row that do the same work report the same kernel time?  Twin
 kernels (``y[i] = x[i] + 1`` over ``n`` floats, one element a thread, 256 a block), launched through
 each backend's own timed path (``refconv.cuda.launch``: stream hold and CUDA events;
-``refconv.opencl.launch``: buffer migration and profiling events) and timed by the bench's method
+``refconv.opencl.launch``: the bench's buffer handling and profiling events) and timed by the bench's method
 (``refconv.bench.rows.measure``: L2 flush, medians), for n from one element (the launch alone) to
 64 Mi elements (memory-bound, 512 MB moved).  The difference at n = 1 is each backend's fixed cost
 in a row's kernel time; that at large n should vanish.  Used on a lent GPU; prints one JSON line a

@@ -60,7 +60,7 @@ OPTION = BackendOption(
 
 def bench_launch():
     """``BenchHooks.launch`` for OpenCL: an empty one-work-item kernel launched by :func:`launch`,
-    the variants' timed path (migration, first use, flush, profiling events)."""
+    the variants' timed path (flush, profiling events)."""
     k = kernel("__kernel void empty(void) { }", "empty", (), "<refconv empty kernel>")
     return lambda: launch(k, (1,), (1,))
 
