@@ -1,0 +1,185 @@
+"""Design probe for issue #24 (filter2d-u8-3x3-3072 <= 12.6 us): the spec's ``int`` accumulator on two
+outputs at once, as two 16-bit lanes of one 32-bit register (SWAR), prototyped in CUDA C (CuPy/NVRTC),
+checked bit for bit against the spec on the preset, then timed like scripts/gpu_proto_probe.py (L2
+flush, CUDA events, median of 30).  Beside it, in the same process, that probe's kernels as the
+baseline: TRUNC 2 (the shipped float arithmetic), 3 (int32 in units of 2^-k), 8 (loads and stores
+alone) and 9 (the FMA chain without truncations).  Prints one JSON line per configuration.
+
+The lanes (weights ``m_t * 2^-k``, integers ``m_t``): a lane holds ``2^15 + A`` where ``A`` is the
+spec's exact partial sum in units of ``2^-k``.  When ``255 * (sum of the positive m)`` and ``255 * (sum
+of the |negative m|)`` are below ``2^15``, every partial sum (truncated or not) lies in ``[-2^15,
+2^15)``, so a lane never leaves ``[0, 2^16)`` and one 32-bit multiply-add ``L += m * (x_lo | x_hi <<
+16)`` updates both lanes exactly.  Truncation toward zero in units of ``2^-k`` (the spec's
+``(int)`` of a float sum) is, per lane, ``L & ~(2^k - 1)`` where bit 15 is set (``A >= 0``) and
+``(L + 2^k - 1) & ~(2^k - 1)`` where it is clear; four instructions for the two lanes.  The host
+classifies each tap (SPEC=1): no truncation where ``m_t`` is a multiple of ``2^k``, a mask alone
+while every weight so far is >= 0, add-and-mask while every weight so far is <= 0.  The output
+byte of a lane is bits ``k + shift .. k + shift + 7`` (``k + shift <= 7``, wrap).
+
+Lanes are output columns ``i`` and ``i + 2`` (``i`` in 0, 1, 4, 5, 8, 9, 12, 13 of a thread's 16),
+so a row's 16 input pairs are 8 byte permutes of its 4 words, 6 funnel shifts and 2 permutes with
+the halo bytes, and four outputs are one permute of two shifted lane pairs.
+
+usage: [SWAR_R=2,4,8] [SWAR_BX=64,128] python scripts/gpu_swar_probe.py
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import os
+import pathlib
+
+import cupy as cp
+import numpy as np
+
+from refconv import specs
+from refconv.bench import presets
+
+_spec = importlib.util.spec_from_file_location("gpu_proto_probe", pathlib.Path(__file__).with_name("gpu_proto_probe.py"))
+proto = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(proto)
+
+SWAR = r"""
+#define MK ((1u << K) - 1u)
+#define KM2 (MK | (MK << 16))
+#define CLR (~KM2)
+__device__ __forceinline__ unsigned tr2(unsigned L, int kind) {
+    if (kind == 0) return L;                      /* m_t a multiple of 2^k: the sum is already whole */
+    if (kind == 1) return L & CLR;                /* every weight so far >= 0: floor */
+    if (kind == 2) return (L + KM2) & CLR;        /* every weight so far <= 0: ceil */
+    const unsigned neg = (~L >> 15) & 0x00010001u;
+    return (L + neg * MK) & CLR;                  /* ceil where the lane's bit 15 is clear */
+}
+extern "C" __global__ void __launch_bounds__(BX) f2s(const unsigned char *__restrict__ img,
+        unsigned char *__restrict__ out, int H, int W, int m0, int m1, int m2, int m3, int m4, int m5,
+        int m6, int m7, int m8)
+{
+    const int mv[9] = {m0, m1, m2, m3, m4, m5, m6, m7, m8};
+    const int kd[9] = {KD0, KD1, KD2, KD3, KD4, KD5, KD6, KD7, KD8};
+    const int gx = blockIdx.x * BX + threadIdx.x;
+    const int c0 = gx * 16;
+    const int r0 = 1 + blockIdx.y * R;
+    if (c0 >= W - 1 || r0 > H - 2) return;
+    unsigned P[3][16];
+    uint4 qn; unsigned hln, hrn;
+    {
+        const unsigned char *row = img + (size_t)(r0 - 1) * W;
+        qn = __ldg((const uint4 *)(row + c0));
+        hln = c0 > 0 ? __ldg(row + c0 - 1) : 0u; hrn = c0 + 16 < W ? __ldg(row + c0 + 16) : 0u;
+    }
+#pragma unroll
+    for (int j = 0; j < R + 2; ++j) {
+        const uint4 qq = qn; const unsigned hl = hln, hr = hrn;
+        if (j + 1 < R + 2) {                      /* the next row's loads before this row's arithmetic */
+            const unsigned char *row = img + (size_t)min(r0 + j, H - 1) * W;
+            qn = __ldg((const uint4 *)(row + c0));
+            hln = c0 > 0 ? __ldg(row + c0 - 1) : 0u; hrn = c0 + 16 < W ? __ldg(row + c0 + 16) : 0u;
+        }
+        unsigned *pp = P[j % 3];
+        const unsigned u[4] = {qq.x, qq.y, qq.z, qq.w};
+        unsigned E[4], O[4];
+#pragma unroll
+        for (int v = 0; v < 4; ++v) { E[v] = __byte_perm(u[v], 0, 0x4240); O[v] = __byte_perm(u[v], 0, 0x4341); }
+        pp[0] = __byte_perm(hl, O[0], 0x5410);                 /* columns (-1, 1) */
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+            pp[4 * v + 1] = E[v]; pp[4 * v + 2] = O[v];          /* (4v, 4v+2), (4v+1, 4v+3) */
+            if (v < 3) {
+                pp[4 * v + 3] = __funnelshift_r(E[v], E[v + 1], 16);   /* (4v+2, 4v+4) */
+                pp[4 * v + 4] = __funnelshift_r(O[v], O[v + 1], 16);   /* (4v+3, 4v+5) */
+            }
+        }
+        pp[15] = __byte_perm(E[3], hr, 0x5432);                /* (14, 16) */
+        if (j < 2) continue;
+        const int r = r0 + j - 2;
+        if (r > H - 2) return;
+        const unsigned *a[3] = {P[(j - 2) % 3], P[(j - 1) % 3], P[j % 3]};
+        unsigned V[16];
+#pragma unroll
+        for (int g = 0; g < 4; ++g) {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+                const int i = 4 * g + e;
+                unsigned L = 0x80008000u;
+#pragma unroll
+                for (int t = 0; t < 9; ++t) L = tr2((unsigned)mv[t] * a[t / 3][i + t % 3] + L, kd[t]);
+                V[i] = L >> (K + SHIFT);
+            }
+        }
+        unsigned o[4];
+#pragma unroll
+        for (int g = 0; g < 4; ++g) o[g] = __byte_perm(V[4 * g], V[4 * g + 1], 0x6240);
+        unsigned char *orow = out + (size_t)r * W;
+        if (c0 >= 1 && c0 + 15 <= W - 2) {
+            *(uint4 *)(orow + c0) = make_uint4(o[0], o[1], o[2], o[3]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 16; ++i)
+                if (c0 + i >= 1 && c0 + i <= W - 2) orow[c0 + i] = (o[i / 4] >> (8 * (i % 4))) & 0xFF;
+        }
+    }
+}
+"""
+
+
+def tap_kinds(m, k: int, specialise: bool) -> list:
+    """Per tap: 0 no truncation, 1 floor, 2 ceil, 3 the lane sign test (see the module doc)."""
+    if not specialise:
+        return [3] * 9
+    out = []
+    for t in range(9):
+        if m[t] % (1 << k) == 0:
+            out.append(0)
+        elif all(v >= 0 for v in m[: t + 1]):
+            out.append(1)
+        elif all(v <= 0 for v in m[: t + 1]):
+            out.append(2)
+        else:
+            out.append(3)
+    return out
+
+
+def main():
+    flush = cp.empty(256 << 20, np.uint8)
+    prob = presets.PRESETS["filter2d-u8-3x3-3072"].problem()
+    img, w = prob.inputs["image"], prob.inputs["weights"].astype(np.float32).reshape(-1)
+    shift = prob.options["shift"]
+    want = specs.filter2d(img, prob.inputs["weights"], **prob.options)
+    H, W = img.shape
+    d_img = cp.asarray(img)
+    k = next(k for k in range(25) if np.all(w.astype(np.float64) * 2.0 ** k == np.floor(w.astype(np.float64) * 2.0 ** k)))
+    m = [int(v) for v in (w.astype(np.float64) * 2.0 ** k)]
+    assert 255 * sum(v for v in m if v > 0) < 2 ** 15 and 255 * sum(-v for v in m if v < 0) <= 2 ** 15 and k + shift <= 7
+    ints = lambda name, d: [int(v) for v in os.environ.get(name, d).split(",")]  # noqa: E731
+    for R, BX, SPEC in itertools.product(ints("SWAR_R", "2,4,8"), ints("SWAR_BX", "64,128"), (0, 1)):
+        kd = tap_kinds(m, k, bool(SPEC))
+        opts = ("-std=c++17", f"-DR={R}", f"-DBX={BX}", f"-DK={k}", f"-DSHIFT={shift}",
+                *(f"-DKD{t}={kd[t]}" for t in range(9)))
+        f = cp.RawModule(code=SWAR, options=opts).get_function("f2s")
+        d_out = cp.zeros((H, W), np.uint8)
+        grid = (-(-(W // 16) // BX), -(-(H - 2) // R))
+        go = lambda: f(grid, (BX,), (d_img, d_out, np.int32(H), np.int32(W), *(np.int32(v) for v in m)))  # noqa: E731
+        go()
+        ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
+        med, mn = proto.timed(go, flush) if ok else (None, None)
+        print(json.dumps(dict(op="filter2d", mode="swar", R=R, BX=BX, SPEC=SPEC, kinds=kd, ok=ok, regs=f.num_regs,
+                              us=med, us_min=mn)), flush=True)
+    # the baseline of the same process: gpu_proto_probe's kernels
+    wi = [int(v) for v in (w.astype(np.float64) * 2.0 ** max(k, 1))]
+    for R, BX, TRUNC in itertools.product((2, 4), (64,), (2, 3, 8, 9)):
+        mod = cp.RawModule(code=proto.F2D, options=("-std=c++17", f"-DR={R}", f"-DBX={BX}", f"-DTRUNC={TRUNC}",
+                                                    "-DPF=1", f"-DK={max(k, 1)}", "-DCW=16"))
+        f = mod.get_function("f2d")
+        d_out = cp.zeros((H, W), np.uint8)
+        grid = (-(-(W // 16) // BX), -(-(H - 2) // R))
+        go = lambda: f(grid, (BX,), (d_img, d_out, np.int32(H), np.int32(W), np.int32(shift), *w, *wi))  # noqa: E731
+        go()
+        ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
+        med, mn = proto.timed(go, flush) if ok or TRUNC in (8, 9) else (None, None)
+        print(json.dumps(dict(op="filter2d", mode=f"proto{TRUNC}", R=R, BX=BX, ok=ok, regs=f.num_regs, us=med,
+                              us_min=mn)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
