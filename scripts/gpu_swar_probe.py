@@ -44,6 +44,14 @@ SWAR = r"""
 #define MK ((1u << K) - 1u)
 #define KM2 (MK | (MK << 16))
 #define CLR (~KM2)
+#define MF 8388608.0f
+#ifndef CW
+#define CW 16
+#endif
+#ifndef MIXF
+#define MIXF 0
+#endif
+#define NW (CW / 4)
 __device__ __forceinline__ unsigned tr2(unsigned L, int kind) {
     if (kind == 0) return L;                      /* m_t a multiple of 2^k: the sum is already whole */
     if (kind == 1) return L & CLR;                /* every weight so far >= 0: floor */
@@ -51,53 +59,81 @@ __device__ __forceinline__ unsigned tr2(unsigned L, int kind) {
     const unsigned neg = (~L >> 15) & 0x00010001u;
     return (L + neg * MK) & CLR;                  /* ceil where the lane's bit 15 is clear */
 }
+__device__ __forceinline__ float cvb(unsigned w, unsigned k) {      /* byte k of w, as a float */
+    return __int_as_float(__byte_perm(w, 0x4B000000u, 0x7540u | k)) - MF;
+}
+__device__ __forceinline__ float ftr(float s, int t) {
+#if FTR == 1
+    return truncf(s);
+#else
+    if (t & 1) return truncf(s);
+    return copysignf(__fadd_rz(fabsf(s), MF) - MF, s);
+#endif
+}
 extern "C" __global__ void __launch_bounds__(BX) f2s(const unsigned char *__restrict__ img,
         unsigned char *__restrict__ out, int H, int W, int m0, int m1, int m2, int m3, int m4, int m5,
-        int m6, int m7, int m8)
+        int m6, int m7, int m8, float w0, float w1, float w2, float w3, float w4, float w5, float w6,
+        float w7, float w8)
 {
     const int mv[9] = {m0, m1, m2, m3, m4, m5, m6, m7, m8};
+    const float wv[9] = {w0, w1, w2, w3, w4, w5, w6, w7, w8};
     const int kd[9] = {KD0, KD1, KD2, KD3, KD4, KD5, KD6, KD7, KD8};
     const int gx = blockIdx.x * BX + threadIdx.x;
-    const int c0 = gx * 16;
+    const int c0 = gx * CW;
     const int r0 = 1 + blockIdx.y * R;
     if (c0 >= W - 1 || r0 > H - 2) return;
-    unsigned P[3][16];
-    uint4 qn; unsigned hln, hrn;
+#if CW == 16
+    typedef uint4 VT;
+#define UNPACK(qq) {qq.x, qq.y, qq.z, qq.w}
+#else
+    typedef uint2 VT;
+#define UNPACK(qq) {qq.x, qq.y}
+#endif
+    unsigned P[3][CW];
+    float F[3][6];                                /* MIXF: columns 11 .. 16 as floats */
+    VT qn; unsigned hln, hrn;
     {
         const unsigned char *row = img + (size_t)(r0 - 1) * W;
-        qn = __ldg((const uint4 *)(row + c0));
-        hln = c0 > 0 ? __ldg(row + c0 - 1) : 0u; hrn = c0 + 16 < W ? __ldg(row + c0 + 16) : 0u;
+        qn = __ldg((const VT *)(row + c0));
+        hln = c0 > 0 ? __ldg(row + c0 - 1) : 0u; hrn = c0 + CW < W ? __ldg(row + c0 + CW) : 0u;
     }
 #pragma unroll
     for (int j = 0; j < R + 2; ++j) {
-        const uint4 qq = qn; const unsigned hl = hln, hr = hrn;
+        const VT qq = qn; const unsigned hl = hln, hr = hrn;
         if (j + 1 < R + 2) {                      /* the next row's loads before this row's arithmetic */
             const unsigned char *row = img + (size_t)min(r0 + j, H - 1) * W;
-            qn = __ldg((const uint4 *)(row + c0));
-            hln = c0 > 0 ? __ldg(row + c0 - 1) : 0u; hrn = c0 + 16 < W ? __ldg(row + c0 + 16) : 0u;
+            qn = __ldg((const VT *)(row + c0));
+            hln = c0 > 0 ? __ldg(row + c0 - 1) : 0u; hrn = c0 + CW < W ? __ldg(row + c0 + CW) : 0u;
         }
         unsigned *pp = P[j % 3];
-        const unsigned u[4] = {qq.x, qq.y, qq.z, qq.w};
-        unsigned E[4], O[4];
+        const unsigned u[NW] = UNPACK(qq);
+        unsigned E[NW], O[NW];
 #pragma unroll
-        for (int v = 0; v < 4; ++v) { E[v] = __byte_perm(u[v], 0, 0x4240); O[v] = __byte_perm(u[v], 0, 0x4341); }
+        for (int v = 0; v < NW; ++v) { E[v] = __byte_perm(u[v], 0, 0x4240); O[v] = __byte_perm(u[v], 0, 0x4341); }
         pp[0] = __byte_perm(hl, O[0], 0x5410);                 /* columns (-1, 1) */
 #pragma unroll
-        for (int v = 0; v < 4; ++v) {
+        for (int v = 0; v < NW; ++v) {
             pp[4 * v + 1] = E[v]; pp[4 * v + 2] = O[v];          /* (4v, 4v+2), (4v+1, 4v+3) */
-            if (v < 3) {
+            if (v < NW - 1) {
                 pp[4 * v + 3] = __funnelshift_r(E[v], E[v + 1], 16);   /* (4v+2, 4v+4) */
                 pp[4 * v + 4] = __funnelshift_r(O[v], O[v + 1], 16);   /* (4v+3, 4v+5) */
             }
         }
-        pp[15] = __byte_perm(E[3], hr, 0x5432);                /* (14, 16) */
+        pp[CW - 1] = __byte_perm(E[NW - 1], hr, 0x5432);       /* (CW-2, CW) */
+#if MIXF
+        float *fp = F[j % 3];
+        fp[0] = cvb(u[2], 3);
+#pragma unroll
+        for (int b = 0; b < 4; ++b) fp[b + 1] = cvb(u[3], b);
+        fp[5] = __int_as_float(0x4B000000u | hr) - MF;
+#endif
         if (j < 2) continue;
         const int r = r0 + j - 2;
         if (r > H - 2) return;
         const unsigned *a[3] = {P[(j - 2) % 3], P[(j - 1) % 3], P[j % 3]};
-        unsigned V[16];
+        unsigned V[CW];
 #pragma unroll
-        for (int g = 0; g < 4; ++g) {
+        for (int g = 0; g < NW - (MIXF ? 1 : 0); ++g) {
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
                 const int i = 4 * g + e;
@@ -107,16 +143,120 @@ extern "C" __global__ void __launch_bounds__(BX) f2s(const unsigned char *__rest
                 V[i] = L >> (K + SHIFT);
             }
         }
-        unsigned o[4];
+        unsigned o[NW];
 #pragma unroll
-        for (int g = 0; g < 4; ++g) o[g] = __byte_perm(V[4 * g], V[4 * g + 1], 0x6240);
+        for (int g = 0; g < NW - (MIXF ? 1 : 0); ++g) o[g] = __byte_perm(V[4 * g], V[4 * g + 1], 0x6240);
+#if MIXF
+        {
+            const float *f[3] = {F[(j - 2) % 3], F[(j - 1) % 3], F[j % 3]};
+            o[3] = 0;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                float s = __fmul_rn(wv[0], f[0][i]);
+#pragma unroll
+                for (int t = 1; t < 9; ++t) s = __fmaf_rn(wv[t], f[t / 3][i + t % 3], ftr(s, t));
+                const int fi = __float_as_int(__fadd_rz(fabsf(s), MF)) - 0x4B000000;
+                o[3] |= (unsigned)(((s < 0.0f ? -fi : fi) >> SHIFT) & 0xFF) << (8 * i);
+            }
+        }
+#endif
         unsigned char *orow = out + (size_t)r * W;
-        if (c0 >= 1 && c0 + 15 <= W - 2) {
+        if (c0 >= 1 && c0 + CW - 1 <= W - 2) {
+#if CW == 16
             *(uint4 *)(orow + c0) = make_uint4(o[0], o[1], o[2], o[3]);
+#else
+            *(uint2 *)(orow + c0) = make_uint2(o[0], o[1]);
+#endif
         } else {
 #pragma unroll
-            for (int i = 0; i < 16; ++i)
+            for (int i = 0; i < CW; ++i)
                 if (c0 + i >= 1 && c0 + i <= W - 2) orow[c0 + i] = (o[i / 4] >> (8 * (i % 4))) & 0xFF;
+        }
+    }
+}
+"""
+
+STRIP = r"""
+#define MK ((1u << K) - 1u)
+#define KM2 (MK | (MK << 16))
+#define CLR (~KM2)
+__device__ __forceinline__ unsigned tr2(unsigned L, int kind) {
+    if (kind == 0) return L;
+    if (kind == 1) return L & CLR;
+    if (kind == 2) return (L + KM2) & CLR;
+    const unsigned neg = (~L >> 15) & 0x00010001u;
+    return (L + neg * MK) & CLR;
+}
+struct Raw { uint4 q; unsigned hl, hr; };
+__device__ __forceinline__ Raw ld(const unsigned char *__restrict__ img, int rr, int c0, int H, int W) {
+    const unsigned char *row = img + (size_t)min(rr, H - 1) * W;
+    Raw x; x.q = __ldg((const uint4 *)(row + c0));
+    x.hl = c0 > 0 ? __ldg(row + c0 - 1) : 0u; x.hr = c0 + 16 < W ? __ldg(row + c0 + 16) : 0u;
+    return x;
+}
+__device__ __forceinline__ void pack(const Raw x, unsigned *pp) {
+    const unsigned u[4] = {x.q.x, x.q.y, x.q.z, x.q.w};
+    unsigned E[4], O[4];
+#pragma unroll
+    for (int v = 0; v < 4; ++v) { E[v] = __byte_perm(u[v], 0, 0x4240); O[v] = __byte_perm(u[v], 0, 0x4341); }
+    pp[0] = __byte_perm(x.hl, O[0], 0x5410);
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+        pp[4 * v + 1] = E[v]; pp[4 * v + 2] = O[v];
+        if (v < 3) { pp[4 * v + 3] = __funnelshift_r(E[v], E[v + 1], 16); pp[4 * v + 4] = __funnelshift_r(O[v], O[v + 1], 16); }
+    }
+    pp[15] = __byte_perm(E[3], x.hr, 0x5432);
+}
+/* a thread streams a strip of S output rows (S + 2 input rows), three raw rows loaded ahead */
+extern "C" __global__ void __launch_bounds__(BX) f2t(const unsigned char *__restrict__ img,
+        unsigned char *__restrict__ out, int H, int W, int m0, int m1, int m2, int m3, int m4, int m5,
+        int m6, int m7, int m8)
+{
+    const int mv[9] = {m0, m1, m2, m3, m4, m5, m6, m7, m8};
+    const int kd[9] = {KD0, KD1, KD2, KD3, KD4, KD5, KD6, KD7, KD8};
+    const int gx = blockIdx.x * BX + threadIdx.x;
+    const int c0 = gx * 16;
+    const int r0 = 1 + blockIdx.y * S;             /* first output row; input rows r0-1 .. r0+S */
+    if (c0 >= W - 1 || r0 > H - 2) return;
+    const bool full = c0 >= 1 && c0 + 15 <= W - 2;
+    unsigned P[3][16];
+    Raw raw[3];
+#pragma unroll
+    for (int u = 0; u < 3; ++u) raw[u] = ld(img, r0 - 1 + u, c0, H, W);
+    for (int jb = 0; jb < S + 2; jb += 3) {
+#pragma unroll
+        for (int u = 0; u < 3; ++u) {
+            const int j = jb + u;
+            if (j >= S + 2) return;
+            pack(raw[u], P[u]);
+            if (j + 3 < S + 2) raw[u] = ld(img, r0 - 1 + j + 3, c0, H, W);
+            if (j < 2) continue;
+            const int r = r0 + j - 2;
+            if (r > H - 2) return;
+            const unsigned *a[3] = {P[(u + 1) % 3], P[(u + 2) % 3], P[u]};
+            unsigned V[16];
+#pragma unroll
+            for (int g = 0; g < 4; ++g) {
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int i = 4 * g + e;
+                    unsigned L = 0x80008000u;
+#pragma unroll
+                    for (int t = 0; t < 9; ++t) L = tr2((unsigned)mv[t] * a[t / 3][i + t % 3] + L, kd[t]);
+                    V[i] = L >> (K + SHIFT);
+                }
+            }
+            unsigned o[4];
+#pragma unroll
+            for (int g = 0; g < 4; ++g) o[g] = __byte_perm(V[4 * g], V[4 * g + 1], 0x6240);
+            unsigned char *orow = out + (size_t)r * W;
+            if (full) {
+                *(uint4 *)(orow + c0) = make_uint4(o[0], o[1], o[2], o[3]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 16; ++i)
+                    if (c0 + i >= 1 && c0 + i <= W - 2) orow[c0 + i] = (o[i / 4] >> (8 * (i % 4))) & 0xFF;
+            }
         }
     }
 }
@@ -152,19 +292,37 @@ def main():
     m = [int(v) for v in (w.astype(np.float64) * 2.0 ** k)]
     assert 255 * sum(v for v in m if v > 0) < 2 ** 15 and 255 * sum(-v for v in m if v < 0) <= 2 ** 15 and k + shift <= 7
     ints = lambda name, d: [int(v) for v in os.environ.get(name, d).split(",")]  # noqa: E731
-    for R, BX, SPEC in itertools.product(ints("SWAR_R", "2,4,8"), ints("SWAR_BX", "64,128"), (0, 1)):
+    cfgs = [(R, BX, SPEC, CW, MIXF, FTR) for R, BX, SPEC, CW, MIXF, FTR in itertools.product(
+        ints("SWAR_R", "1,2,4"), ints("SWAR_BX", "64,128"), ints("SWAR_SPEC", "0,1"), ints("SWAR_CW", "8,16"),
+        ints("SWAR_MIXF", "0,4"), ints("SWAR_FTR", "1,2")) if not (MIXF and CW == 8) and not (FTR == 2 and not MIXF)]
+    for R, BX, SPEC, CW, MIXF, FTR in cfgs:
         kd = tap_kinds(m, k, bool(SPEC))
-        opts = ("-std=c++17", f"-DR={R}", f"-DBX={BX}", f"-DK={k}", f"-DSHIFT={shift}",
-                *(f"-DKD{t}={kd[t]}" for t in range(9)))
+        opts = ("-std=c++17", f"-DR={R}", f"-DBX={BX}", f"-DK={k}", f"-DSHIFT={shift}", f"-DCW={CW}",
+                f"-DMIXF={MIXF}", f"-DFTR={FTR}", *(f"-DKD{t}={kd[t]}" for t in range(9)))
         f = cp.RawModule(code=SWAR, options=opts).get_function("f2s")
         d_out = cp.zeros((H, W), np.uint8)
-        grid = (-(-(W // 16) // BX), -(-(H - 2) // R))
+        grid = (-(-(W // CW) // BX), -(-(H - 2) // R))
+        go = lambda: f(grid, (BX,), (d_img, d_out, np.int32(H), np.int32(W), *(np.int32(v) for v in m), *w))  # noqa: E731
+        go()
+        ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
+        med, mn = proto.timed(go, flush) if ok else (None, None)
+        print(json.dumps(dict(op="filter2d", mode="swar", R=R, BX=BX, SPEC=SPEC, CW=CW, MIXF=MIXF, FTR=FTR, ok=ok,
+                              regs=f.num_regs, us=med, us_min=mn)), flush=True)
+    for S, BX in itertools.product(ints("STRIP_S", "") if os.environ.get("STRIP_S") else [], ints("STRIP_BX", "32,64,128")):
+        kd = tap_kinds(m, k, True)
+        opts = ("-std=c++17", f"-DS={S}", f"-DBX={BX}", f"-DK={k}", f"-DSHIFT={shift}",
+                *(f"-DKD{t}={kd[t]}" for t in range(9)))
+        f = cp.RawModule(code=STRIP, options=opts).get_function("f2t")
+        d_out = cp.zeros((H, W), np.uint8)
+        grid = (-(-(W // 16) // BX), -(-(H - 2) // S))
         go = lambda: f(grid, (BX,), (d_img, d_out, np.int32(H), np.int32(W), *(np.int32(v) for v in m)))  # noqa: E731
         go()
         ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
         med, mn = proto.timed(go, flush) if ok else (None, None)
-        print(json.dumps(dict(op="filter2d", mode="swar", R=R, BX=BX, SPEC=SPEC, kinds=kd, ok=ok, regs=f.num_regs,
-                              us=med, us_min=mn)), flush=True)
+        print(json.dumps(dict(op="filter2d", mode="strip", S=S, BX=BX, ok=ok, regs=f.num_regs, us=med, us_min=mn)),
+              flush=True)
+    if os.environ.get("SWAR_BASELINE", "1") == "0":
+        return
     # the baseline of the same process: gpu_proto_probe's kernels
     wi = [int(v) for v in (w.astype(np.float64) * 2.0 ** max(k, 1))]
     for R, BX, TRUNC in itertools.product((2, 4), (64,), (2, 3, 8, 9)):

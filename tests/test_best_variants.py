@@ -52,9 +52,52 @@ def test_dyadic_weights_too_fine_for_exact_sums_fall_back_to_magic():
     assert choose_path(w) == "magic"
 
 
+PRESET_W = np.array([5.5, -3.75, -6.25, -3.25, -1.5, 5.0, -0.75, -6.75, -2.75], np.float32)
+
+
+def test_preset_weights_with_a_wrapped_output_take_the_two_lane_path():
+    from refconv.backends.filter2d_arith import swar_plan
+    assert choose_path(PRESET_W, "auto", 4, False) == "swar"
+    k, m, kinds = swar_plan(PRESET_W, 4, False)
+    # m = 4 w; the first weight is positive (a mask), the sixth a whole 20 (no truncation), the rest
+    # follow weights of both signs (the lane sign test)
+    assert k == 2 and m == [22, -15, -25, -13, -6, 20, -3, -27, -11] and kinds == (1, 3, 3, 3, 3, 0, 3, 3, 3)
+
+
+@pytest.mark.parametrize("why,w,shift,sat", [
+    ("saturate", PRESET_W, 4, True),
+    ("k + shift > 7: the output byte would reach the lane's bias", PRESET_W, 6, False),
+    ("positive m sum 129: 255 * 129 >= 2**15", np.array([32.25] + [0.0] * 8, np.float32), 0, False),
+    ("negative m sum 129", np.array([-16.25, -16.0] + [0.0] * 7, np.float32), 0, False),
+])
+def test_the_two_lane_path_is_refused_where_a_lane_or_the_output_byte_could_overflow(why, w, shift, sat):
+    from refconv.backends.filter2d_arith import swar_plan
+    assert swar_plan(w, shift, sat) is None, why
+    assert choose_path(w, "auto", shift, sat) in ("exact", "magic"), why
+
+
+def test_the_two_lane_bounds_are_inclusive_where_the_lanes_still_fit():
+    from refconv.backends.filter2d_arith import swar_plan
+    assert swar_plan(np.array([32.0] + [0.0] * 8, np.float32), 0, False) is not None    # P = 255 * 128 < 2**15
+    assert swar_plan(np.array([-32.0] + [0.0] * 8, np.float32), 0, False) is not None   # N = 255 * 128 <= 2**15
+
+
+def test_tap_kinds_follow_the_signs_so_far_and_whole_weights():
+    from refconv.backends.filter2d_arith import tap_kinds
+    # k = 2: m = 4 is whole; taps 0-1 positive so far (mask), tap 2 negative (sign test from then on)
+    assert tap_kinds([1, 3, -2, 4, 5, 0, 1, -1, 8], 2) == (1, 1, 3, 0, 3, 0, 3, 3, 0)
+    assert tap_kinds([-1, -3, 0, -5, 2, -1, -1, -1, -1], 2) == (2, 2, 0, 2, 3, 3, 3, 3, 3)
+    assert tap_kinds([3, -7, 1, 0, 0, 0, 0, 0, 9], 0) == (0,) * 9                       # k = 0: all whole
+
+
+def test_arith_float_keeps_the_float_paths():
+    assert choose_path(PRESET_W, "float", 4, False) == "exact"
+    assert choose_path(PRESET_W, "auto") == "exact"          # the output stage unknown: no two-lane path
+
+
 def test_arith_cvt_forces_the_conversions_and_unknown_arith_is_refused():
     assert choose_path(np.ones(9, np.float32), "cvt") == "cvt"
-    with pytest.raises(ValueError, match=r"arith='fast'.*'auto', 'cvt'"):
+    with pytest.raises(ValueError, match=r"arith='fast'.*'auto', 'cvt', 'float', 'int'"):
         choose_path(np.ones(9, np.float32), "fast")
 
 
@@ -203,6 +246,50 @@ def test_opencl_filter2d_best_matches_the_spec_on_every_path_and_layout(pocl, ro
         _judge(f"filter2d/opencl/best_R{rows}", spec, {"wg_x": 8, "arith": "auto"})
     _judge(f"filter2d/opencl/best_R{rows}", F2D.format(h=6, w=32, shift=4, cast="wrap", image="random.1",
                                                       weights="exact.2"), {"wg_x": 8, "arith": "cvt"})
+
+
+#: weights for the two-lane path: (weights, k, kinds it must give), each kind of tap truncation and
+#: the lanes' bounds; every one with a wrapped output and k + shift <= 7
+SWAR_WEIGHTS = (
+    (PRESET_W, 2, (1, 3, 3, 3, 3, 0, 3, 3, 3)),                                   # the preset: mixed signs
+    (np.array([0.25, 0.5, 1.75, 2.0, 0.75, 1.25, 0.25, 1.5, 0.5], np.float32), 2, (1, 1, 1, 0, 1, 1, 1, 1, 1)),
+    (-np.array([0.25, 0.5, 1.75, 2.0, 0.75, 1.25, 0.25, 1.5, 0.5], np.float32), 2, (2, 2, 2, 0, 2, 2, 2, 2, 2)),
+    (np.array([3, -7, 1, 0, 2, 5, -4, 8, -1], np.float32), 0, (0,) * 9),             # integers: no truncation
+    (np.array([-1.875, 0.625, -0.125, 1.0, -0.375, 2.5, -3.0, 0.875, -1.125], np.float32), 3,
+     (2, 3, 3, 0, 3, 3, 0, 3, 3)),                                                  # eighths, negative first
+    (np.array([-8.0, -8.0, -8.0, -8.0, 7.5, 7.5, 7.5, 7.5, 1.75], np.float32), 2,
+     (0, 0, 0, 0, 3, 3, 3, 3, 3)),              # N = 255 * 128, P = 255 * 127: the lanes' ends
+)
+
+
+def _swar_cases():
+    for w, k, kinds in SWAR_WEIGHTS:
+        for n, (h, wd) in enumerate(SHAPES_F2D + ((7, 48),)):
+            for image in ("random.5", "extreme.1", "full255"):
+                spec = F2D.format(h=h, w=wd, shift=(0, 7 - k, 3, 1, 2)[n], cast="wrap",
+                                  image="random.1" if image == "full255" else image, weights="exact.2")
+                p = Problem.parse(spec)
+                img = np.full_like(p.inputs["image"], 255) if image == "full255" else p.inputs["image"]
+                yield p.with_inputs({"image": img, "weights": w.reshape(3, 3)}), k, kinds
+
+
+@pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R2", {"bx": 32}),
+                                        ("filter2d/numba_cuda/best_R4", {"bx": 32}),
+                                        ("filter2d/opencl/best_R2", {"wg_x": 8}),
+                                        ("filter2d/opencl/best_R4", {"wg_x": 8})])
+def test_filter2d_best_two_lane_path_matches_the_spec(request, vid, params):
+    """arith=auto with a wrapped output takes the two-lane path: every tap kind (mask, add and mask,
+    sign test, none), k = 0, 2, 3, the lanes' ends (a uint8 image of 255s under weights whose
+    negative or positive m sum to 128), both layouts (W % 16 == 0 and bytes), one output row,
+    shifts up to 7 - k; the kernel's bits against the spec's."""
+    from refconv.backends.filter2d_arith import swar_plan
+    request.getfixturevalue("sim" if "numba" in vid else "pocl")
+    for p, k, kinds in _swar_cases():
+        w = p.inputs["weights"].astype(np.float32)
+        plan = swar_plan(w, p.option("shift"), False)
+        assert plan is not None and plan[0] == k and plan[2] == kinds, (w, plan)
+        r = check_example(_variant(vid), p, {**params, "arith": "auto"})
+        assert r.status == "pass", f"{vid} on {p.descriptor()} weights {w.tolist()}: {r.message}"
 
 
 def _sobel_cases():

@@ -43,7 +43,7 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
-from refconv.backends.filter2d_arith import ARITH, choose_path, dyadic_exponent
+from refconv.backends.filter2d_arith import ARITH, choose_path, dyadic_exponent, swar_plan
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
 #: output rows a thread computes.  R = 1 and 8 were measured too (H200, 2026-11-27: 31.9 and
@@ -104,7 +104,47 @@ def _sim_ops() -> dict:
 
     return dict(fadd_rz=fadd_rz, fma=fma, int_as_float=int_as_float, float_as_int=float_as_int,
                 copysign=copysign, fabs=lambda a: f32(abs(f32(a))), truncf=lambda a: f32(np.trunc(f32(a))),
-                fma_rd=fma_rd, byte_perm=byte_perm)
+                fma_rd=fma_rd, byte_perm=byte_perm, **_sim_lane_ops())
+
+
+def _sim_lane_ops() -> dict:
+    """The ``swar`` path's 32-bit lane operations under the simulator: Python integers wrapped to
+    int32 (NumPy's int32 scalars would warn on the multiply's intended wraparound)."""
+    def i32(v):
+        v &= 0xFFFFFFFF
+        return np.int32(v - (1 << 32) if v >= 1 << 31 else v)
+
+    return dict(imad=lambda a, b, c: i32(int(a) * int(b) + int(c)),
+                lanes_floor=lambda s, clr: i32(int(s) & int(clr)),
+                lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
+                lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)))
+
+
+@functools.lru_cache(maxsize=None)
+def _gpu_lane_ops() -> dict:
+    """The ``swar`` path's lane operations as inlined device functions (32-bit integer arithmetic,
+    wrapping: NVVM narrows numba's 64-bit intermediates back to 32 bits)."""
+    cuda = rc.cuda()
+    from numba import int32
+    dev = cuda.jit(device=True, forceinline=True)
+
+    @dev
+    def imad(a, b, c):
+        return int32(a * b + c)
+
+    @dev
+    def lanes_floor(s, clr):
+        return int32(s & clr)
+
+    @dev
+    def lanes_ceil(s, km2, clr):
+        return int32((s + km2) & clr)
+
+    @dev
+    def lanes_sign(s, mk, clr):
+        return int32((s + ((~s >> 15) & 0x10001) * mk) & clr)
+
+    return dict(imad=imad, lanes_floor=lanes_floor, lanes_ceil=lanes_ceil, lanes_sign=lanes_sign)
 
 
 def device_ops() -> dict:
@@ -116,7 +156,8 @@ def device_ops() -> dict:
     else:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
-                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm)
+                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm,
+                   **_gpu_lane_ops())
     return ops
 
 
@@ -154,6 +195,8 @@ def _convert_row(j: int, slot: int, path: str, vec: bool) -> list:
     """Lines converting raw row ``j`` into ``p{slot}_0 .. p{slot}_17`` (columns c0-1 .. c0+16).  Off
     the ``cvt`` path a word's byte ``b`` becomes ``bits(0x4B000000 | x)`` in one byte permute
     (``__byte_perm(q, 0x4B000000, 0x7540 | b)``), then ``- 2**23``."""
+    if path == "swar":
+        return _pair_row(j, slot, vec)
     conv = _conv(path)
     if not vec:
         return [f"p{slot}_{i} = {conv(f'b{j}_{i}')}" for i in range(18)]
@@ -168,6 +211,49 @@ def _convert_row(j: int, slot: int, path: str, vec: bool) -> list:
             x = conv(f"({q} >> S{8 * (i % 4)}) & UFF")
         L.append(f"p{slot}_{i + 1} = {x}")
     L.append(f"p{slot}_17 = {conv(f'h{j}_1')}")
+    return L
+
+
+def _pair_row(j: int, slot: int, vec: bool) -> list:
+    """The ``swar`` path: raw row ``j`` as the 16 column pairs ``p{slot}_{c+1} = x[c] | x[c+2] << 16``,
+    ``c = -1 .. 14`` (columns relative to c0).  A word ``q`` gives two in one byte permute each,
+    ``(x0, x2)`` and ``(x1, x3)``; a pair across two words, or with a halo byte, is one permute of two
+    of those (``__byte_perm(a, b, 0x5432)``: the high lane of ``a``, the low lane of ``b``)."""
+    if not vec:
+        return [f"p{slot}_{c + 1} = int32(int32(b{j}_{c + 1}) | (int32(b{j}_{c + 3}) << I16))" for c in range(-1, 15)]
+    L = []
+    for v in range(4):
+        L.append(f"e{v} = byte_perm(int32(q{j}_{v}), I0, SWE)")
+        L.append(f"o{v} = byte_perm(int32(q{j}_{v}), I0, SWO)")
+    L.append(f"p{slot}_0 = byte_perm(int32(h{j}_0), o0, SWL)")
+    for v in range(4):
+        L += [f"p{slot}_{4 * v + 1} = e{v}", f"p{slot}_{4 * v + 2} = o{v}"]
+        if v < 3:
+            L += [f"p{slot}_{4 * v + 3} = byte_perm(e{v}, e{v + 1}, SWF)",
+                  f"p{slot}_{4 * v + 4} = byte_perm(o{v}, o{v + 1}, SWF)"]
+    L.append(f"p{slot}_15 = byte_perm(e3, int32(h{j}_1), SWF)")
+    return L
+
+
+#: the ``swar`` path's pairs: output columns ``i`` (low lane) and ``i + 2`` (high lane)
+PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
+_LANE_TRUNC = {0: None, 1: "s = lanes_floor(s, CLR)", 2: "s = lanes_ceil(s, KM2, CLR)",
+               3: "s = lanes_sign(s, MK, CLR)"}
+
+
+def _output_swar(i: int, rows: tuple, kinds: tuple) -> list:
+    """Lines computing ``v{i}``, the lanes of output columns ``i`` and ``i + 2`` (the ``swar`` path,
+    :func:`refconv.backends.filter2d_arith.swar_plan`): ``s = 2**15 * 0x10001`` (the bias of both
+    lanes), then per tap ``s = m * X + s`` (``X`` the tap's column pair) and the tap's truncation
+    (its kind: none, mask, add and mask, or add ``2**k - 1`` to the lanes whose bit 15 is clear and
+    mask); ``v = s >> (k + shift)``, whose bytes 0 and 2 are the two outputs (wrapped)."""
+    L = []
+    for t in range(9):
+        a, b = divmod(t, 3)
+        L.append(f"s = imad(w{t}, p{rows[a]}_{i + b}, {'BIAS2' if t == 0 else 's'})")
+        if _LANE_TRUNC[kinds[t]]:
+            L.append(_LANE_TRUNC[kinds[t]])
+    L.append(f"v{i} = int32(s >> ks)")
     return L
 
 
@@ -229,6 +315,9 @@ def _output_int(i: int, taps: list, sat: bool, k: int) -> list:
 
 
 def _byte(i: int, sat: bool, path: str) -> str:
+    if path == "swar":      # column i: the low lane of pair i, or the high lane of pair i - 2
+        hi = i % 4 >= 2
+        return f"((uint32(v{i - 2 * hi}) >> S{16 * hi}) & UFF)"
     if path == "int":
         return f"(uint32(v{i}) & UFF)"
     if path != "cvt":
@@ -239,6 +328,8 @@ def _byte(i: int, sat: bool, path: str) -> str:
 def _word(q: int, sat: bool, path: str) -> str:
     """The output word of columns c0+4q .. c0+4q+3 (byte permutes of the float results' low bytes
     off the ``cvt`` path)."""
+    if path == "swar":      # columns 4q, 4q+1 (low lanes), 4q+2, 4q+3 (high lanes): one byte permute
+        return f"byte_perm(v{4 * q}, v{4 * q + 1}, SWW)"
     if path == "int":       # the low bytes of the four ints, packed by byte permutes
         f = [f"v{4 * q + b}" for b in range(4)]
         return f"byte_perm(byte_perm({f[0]}, {f[1]}, PK0), byte_perm({f[2]}, {f[3]}, PK0), PK1)"
@@ -289,7 +380,7 @@ def unrolled_rows(rows: int, step) -> list:
     return [f"for k in range(0, {rows}, 3):"] + ["    " + x for x in L]
 
 
-def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0) -> str:
+def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = ()) -> str:
     """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
     third loaded before the loop over the ``rows`` output rows (:func:`unrolled_rows`: unrolled by
@@ -304,6 +395,8 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0) -> str:
             "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U4",
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
     body += [f"w{t} = wg[{t}]" for t in range(9)]
+    if path == "swar":
+        body.append("ks = int32(K + shift)")
     body += _load_raw(0, vec) + _load_raw(1, vec)
     body += _convert_row(0, 0, path, vec) + _convert_row(1, 1, path, vec)
     body += _load_raw(2, vec)
@@ -312,8 +405,12 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0) -> str:
         L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
         L += _convert_row(2, slots[2], path, vec)
         L += [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
-        for i in range(COLS):
-            L += _output(i, path, slots, sat, k)
+        if path == "swar":
+            for i in PAIRS:
+                L += _output_swar(i, slots, kinds)
+        else:
+            for i in range(COLS):
+                L += _output(i, path, slots, sat, k)
         return L + _store(vec, sat, path)
 
     body += unrolled_rows(rows, step)
@@ -321,11 +418,13 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0):
+def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
+            kinds: tuple = ()):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k)
-    fname = (f"<refconv filter2d_best R{rows} {path}{k if path == 'int' else ''} {'vec' if vec else 'byte'} "
+    src = source(rows, path, vec, sat, k, kinds)
+    tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}"}.get(path, "")
+    fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'} "
              f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
@@ -334,6 +433,9 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
+              BIAS2=np.int32(-0x7FFF8000), MK=np.int32((1 << k) - 1), KM2=np.int32(((1 << k) - 1) * 0x10001),
+              CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16), SWE=np.int32(0x4240),
+              SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in range(18)})
     return jit_source(cuda, src, fname, ns, max_registers)
 
@@ -359,12 +461,14 @@ def _make_run(rows: int):
         img = np.ascontiguousarray(problem.inputs["image"])
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
         H, W = img.shape
-        path = choose_path(w, arith)
         vec = W % COLS == 0
         sat = problem.option("cast") == "saturate"
-        kexp = dyadic_exponent(w) if path == "int" else 0
-        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp)
-        if path == "int":       # the weights in units of 2**-k, exact integers
+        path = choose_path(w, arith, problem.option("shift"), sat)
+        kexp, kinds = (dyadic_exponent(w) if path in ("int", "swar") else 0), ()
+        if path == "swar":
+            kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
+        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds)
+        if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))

@@ -19,7 +19,14 @@
  *      trunc(s) on odd taps and copysign(rz(|s| + 2^23) - 2^23, s) on even ones (trunc_small),
  *      a pixel is as_float(0x4B000000 | x) - 2^23 (a word's byte b to 0x4B000000 | x in one byte
  *      permute, PTX prmt.b32 with 0x7540 | b, with -DUSE_PTX);
- *   2  as 1, and every product and partial sum is exact: one fma a tap.
+ *   2  as 1, and every product and partial sum is exact: one fma a tap;
+ *   3  swar (conditions: filter2d_arith.swar_plan): two outputs in one uint, columns i and i+2 of
+ *      the 16 in the low and high 16-bit lanes, each lane 2^15 + the exact partial sum in units of
+ *      2^-KEXP (the weights m * 2^-KEXP, m integers read as (int)(w * 2^KEXP)); a tap is
+ *      s = m * pair + s, then the tap's truncation toward zero (KINDS, a nibble a tap: 0 none,
+ *      1 mask, 2 add 2^KEXP - 1 and mask, 3 add it to the lanes whose bit 15 is clear and mask);
+ *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs.  A row is held as its 16
+ *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.
  * On paths 1 and 2 the output stage is v = rd(trunc(s) * 2^-shift + 1.5*2^23) (an fma rounded down,
  * PTX fma.rm.f32; portable: floor(trunc(s) * 2^-shift) + 1.5*2^23, exact): |trunc(s)| < 2^22, so v is
  * 1.5*2^23 + (trunc(s) >> shift) exactly and the low byte of its bits is (trunc(s) >> shift) mod 256
@@ -41,6 +48,13 @@
 #endif
 #ifndef SAT
 #define SAT 0                                 /* 1: saturate to uchar, 0: wrap */
+#endif
+
+#ifndef KEXP
+#define KEXP 0
+#endif
+#ifndef KINDS
+#define KINDS 0
 #endif
 
 #define MAGIC 8388608.0f
@@ -165,6 +179,65 @@ inline float scale_rd(const float t, const float sc)
 }
 #endif
 
+#if PATH == 3
+#define MK ((1u << KEXP) - 1u)
+#define KM2 (MK * 0x10001u)
+#define CLR (~KM2)
+
+/* the raw row as column pairs: e[c + 1] = x[c] | x[c + 2] << 16 for c = -1 .. 14 (relative to c0) */
+inline void pair_row(const raw_row q, uint *e)
+{
+#if VEC
+    const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
+    uint ev[4], od[4];
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+        ev[v] = u[v] & 0x00FF00FFu;               /* columns (4v, 4v+2) */
+        od[v] = (u[v] >> 8) & 0x00FF00FFu;        /* (4v+1, 4v+3) */
+    }
+    e[0] = q.h0 | (od[0] << 16);                  /* (-1, 1) */
+#pragma unroll
+    for (int v = 0; v < 4; ++v) {
+        e[4 * v + 1] = ev[v];
+        e[4 * v + 2] = od[v];
+        if (v < 3) {
+            e[4 * v + 3] = (ev[v] >> 16) | (ev[v + 1] << 16);     /* (4v+2, 4v+4) */
+            e[4 * v + 4] = (od[v] >> 16) | (od[v + 1] << 16);     /* (4v+3, 4v+5) */
+        }
+    }
+    e[15] = (ev[3] >> 16) | (q.h1 << 16);         /* (14, 16) */
+#else
+#pragma unroll
+    for (int c = 0; c < 16; ++c)
+        e[c] = q.b[c] | (q.b[c + 2] << 16);
+#endif
+}
+
+/* tap t's truncation toward zero of both lanes (its kind: the nibble t of KINDS) */
+inline uint lanes_trunc(const uint s, const int t)
+{
+    const int kind = (KINDS >> (4 * t)) & 0xF;
+    if (kind == 1)
+        return s & CLR;
+    if (kind == 2)
+        return (s + KM2) & CLR;
+    if (kind == 3)
+        return (s + ((~s >> 15) & 0x10001u) * MK) & CLR;
+    return s;
+}
+
+/* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 0 and 2 are the outputs */
+inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
+{
+    const uint x[9] = {e0[i], e0[i + 1], e0[i + 2], e1[i], e1[i + 1], e1[i + 2], e2[i], e2[i + 1], e2[i + 2]};
+    uint s = 0x80008000u;
+#pragma unroll
+    for (int t = 0; t < 9; ++t)
+        s = lanes_trunc((uint)m[t] * x[t] + s, t);
+    return s >> (KEXP + shift);
+}
+#endif
+
 /* output column c0+i: its byte in the low byte of the result (the higher bytes are not zero) */
 inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
                    const int shift, const float sc)
@@ -215,42 +288,69 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
     if (c0 >= W - 1 || r0 > H - 2)
         return;
     const bool full = c0 >= 1 && c0 + 15 <= W - 2;
+#if PATH == 3
+    int m[9];
+#pragma unroll
+    for (int t = 0; t < 9; ++t)
+        m[t] = (int)(wts[t] * (float)(1 << KEXP));       /* exact: the weights are m * 2^-KEXP */
+    uint p0[16], p1[16], p2[16];
+#define CONVERT pair_row
+#define NP 16
+#else
     float w[9];
 #pragma unroll
     for (int t = 0; t < 9; ++t)
         w[t] = wts[t];
     float p0[18], p1[18], p2[18];
+#define CONVERT convert_row
+#define NP 18
+#endif
     raw_row q = load_raw(img, r0 - 1, c0, W);
-    convert_row(q, p0);
+    CONVERT(q, p0);
     q = load_raw(img, r0, c0, W);
-    convert_row(q, p1);
+    CONVERT(q, p1);
     q = load_raw(img, r0 + 1, c0, W);
 #pragma unroll
     for (int k = 0; k < ROWS; ++k) {
         const int r = r0 + k;
         if (r > H - 2)
             return;
-        convert_row(q, p2);
+        CONVERT(q, p2);
         q = load_raw(img, min(r + 2, H - 1), c0, W);   /* the next row's loads, before this row's work */
+#if PATH == 3
+        uint v[16], o[4];
+#pragma unroll
+        for (int g = 0; g < 4; ++g) {
+            v[4 * g] = output_pair(m, p0, p1, p2, 4 * g, shift);
+            v[4 * g + 1] = output_pair(m, p0, p1, p2, 4 * g + 1, shift);
+            /* columns 4g, 4g+1 (low lanes), 4g+2, 4g+3 (high lanes) */
+            o[g] = (v[4 * g] & 0x00FF00FFu) | ((v[4 * g + 1] & 0x00FF00FFu) << 8);
+        }
+#define OBYTE(i) ((o[(i) / 4] >> (8 * ((i) % 4))) & 0xFFu)
+#define OWORDS (uint4)(o[0], o[1], o[2], o[3])
+#else
         uint o[16];
 #pragma unroll
         for (int i = 0; i < 16; ++i)
             o[i] = output(w, p0, p1, p2, i, shift, sc);
+#define OBYTE(i) o[i]
+#define OWORDS (uint4)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]), \
+                       pack4(o[8], o[9], o[10], o[11]), pack4(o[12], o[13], o[14], o[15]))
+#endif
         __global uchar *orow = out + (size_t)r * W;
 #if VEC
         if (full) {
-            *(__global uint4 *)(orow + c0) = (uint4)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]),
-                                                     pack4(o[8], o[9], o[10], o[11]), pack4(o[12], o[13], o[14], o[15]));
+            *(__global uint4 *)(orow + c0) = OWORDS;
         } else
 #endif
         {
 #pragma unroll
             for (int i = 0; i < 16; ++i)
                 if (c0 + i >= 1 && c0 + i <= W - 2)
-                    orow[c0 + i] = (uchar)o[i];
+                    orow[c0 + i] = (uchar)OBYTE(i);
         }
 #pragma unroll
-        for (int j = 0; j < 18; ++j) {
+        for (int j = 0; j < NP; ++j) {
             p0[j] = p1[j];
             p1[j] = p2[j];
         }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from refconv import opencl as oc
-from refconv.backends.filter2d_arith import choose_path
+from refconv.backends.filter2d_arith import ARITH, choose_path, swar_plan
 from refconv.variant import Param, Range, Variant
 
 from ._source import shared_source
@@ -29,7 +29,7 @@ SRC = shared_source("pack4.cl", SRC_NAME)
 #: 34.3 us against 30.4 us for R = 2 and 4, docs/performance.md) and left out: each R is a
 #: kernel of its own, and every one costs the compile check (~23 s of CPU) and CI its conformance
 ROWS = (2, 4)
-_PATH_NUM = {"cvt": 0, "magic": 1, "exact": 2}
+_PATH_NUM = {"cvt": 0, "magic": 1, "exact": 2, "swar": 3}
 
 SUPPORTS = {
     "dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
@@ -39,9 +39,14 @@ SUPPORTS = {
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads/stores per work-item; spec of seed 000"
 
 
-def options(rows: int, path: str, vec: bool, sat: bool = False) -> tuple:
-    """The build options of one specialisation (``-DUSE_PTX`` on the NVIDIA target)."""
+def options(rows: int, path: str, vec: bool, sat: bool = False, plan=None) -> tuple:
+    """The build options of one specialisation (``-DUSE_PTX`` on the NVIDIA target; on the ``swar``
+    path ``plan`` is :func:`~refconv.backends.filter2d_arith.swar_plan`'s ``(k, m, kinds)``: ``-DKEXP``
+    and the tap kinds as ``-DKINDS``, a nibble a tap)."""
     opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}", f"-DSAT={int(sat)}")
+    if path == "swar":
+        k, _, kinds = plan
+        opts += (f"-DKEXP={k}", "-DKINDS=0x" + "".join(str(d) for d in reversed(kinds)))
     return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
 
 
@@ -64,8 +69,10 @@ def _make(rows: int) -> Variant:
             raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
         vec = W % 16 == 0
         sat = problem.option("cast") == "saturate"
-        k = oc.kernel(SRC, "filter2d_best", options(rows, choose_path(w, arith), vec, sat), SRC_NAME)
         shift = problem.option("shift")
+        path = choose_path(w, arith, shift, sat)
+        plan = swar_plan(w, shift, sat) if path == "swar" else None
+        k = oc.kernel(SRC, "filter2d_best", options(rows, path, vec, sat, plan), SRC_NAME)
         # the scalars (H, W, shift, the bits of 2**-shift) as one __constant int buffer: see the kernel
         prm = np.array([H, W, shift, np.float32(2.0 ** -shift).view(np.int32)], np.int32)
         return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
@@ -73,7 +80,7 @@ def _make(rows: int) -> Variant:
 
     return Variant(
         op="filter2d", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
-        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64), Param("arith", ("auto", "cvt"), "auto")),
+        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64), Param("arith", tuple(a for a in ARITH if a != "int"), "auto")),
         available=oc.available, writes="interior", constraint=constraint, origin=ORIGIN,
         doc=(f"3x3 uint8 filter, a work-item computes 16 columns x {rows} rows from register-held input rows, "
              "the next row's loads issued before the row's arithmetic (one 16-byte load a row and one 16-byte "
