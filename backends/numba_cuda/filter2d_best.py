@@ -120,33 +120,6 @@ def _sim_lane_ops() -> dict:
                 lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)))
 
 
-@functools.lru_cache(maxsize=None)
-def _gpu_lane_ops() -> dict:
-    """The ``swar`` path's lane operations as inlined device functions (32-bit integer arithmetic,
-    wrapping: NVVM narrows numba's 64-bit intermediates back to 32 bits)."""
-    cuda = rc.cuda()
-    from numba import int32
-    dev = cuda.jit(device=True, forceinline=True)
-
-    @dev
-    def imad(a, b, c):
-        return int32(a * b + c)
-
-    @dev
-    def lanes_floor(s, clr):
-        return int32(s & clr)
-
-    @dev
-    def lanes_ceil(s, km2, clr):
-        return int32((s + km2) & clr)
-
-    @dev
-    def lanes_sign(s, mk, clr):
-        return int32((s + ((~s >> 15) & 0x10001) * mk) & clr)
-
-    return dict(imad=imad, lanes_floor=lanes_floor, lanes_ceil=lanes_ceil, lanes_sign=lanes_sign)
-
-
 def device_ops() -> dict:
     """The float helpers the generated kernels call (libdevice on a GPU, NumPy under the simulator)."""
     fmul, fadd, f2i, _, _ = rc.float_ops()
@@ -156,8 +129,7 @@ def device_ops() -> dict:
     else:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
-                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm,
-                   **_gpu_lane_ops())
+                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm)
     return ops
 
 
@@ -237,11 +209,18 @@ def _pair_row(j: int, slot: int, vec: bool) -> list:
 
 #: the ``swar`` path's pairs: output columns ``i`` (low lane) and ``i + 2`` (high lane)
 PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
-_LANE_TRUNC = {0: None, 1: "s = lanes_floor(s, CLR)", 2: "s = lanes_ceil(s, KM2, CLR)",
-               3: "s = lanes_sign(s, MK, CLR)"}
+#: the lane operations: inline int32 expressions on a GPU (numba's 64-bit intermediates, which NVVM
+#: narrows back to 32 bits), the helpers of :func:`_sim_lane_ops` under the simulator
+_LANE_GPU = {"imad": "int32({0} * {1} + {2})", "lanes_floor": "int32({0} & {1})",
+             "lanes_ceil": "int32(({0} + {1}) & {2})", "lanes_sign": "int32(({0} + ((~{0} >> I15) & LANES) * {1}) & {2})"}
+_LANE_TRUNC = {0: None, 1: ("lanes_floor", "CLR"), 2: ("lanes_ceil", "KM2", "CLR"), 3: ("lanes_sign", "MK", "CLR")}
 
 
-def _output_swar(i: int, rows: tuple, kinds: tuple) -> list:
+def _lane(sim: bool, op: str, *args: str) -> str:
+    return f"{op}({', '.join(args)})" if sim else _LANE_GPU[op].format(*args)
+
+
+def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
     """Lines computing ``v{i}``, the lanes of output columns ``i`` and ``i + 2`` (the ``swar`` path,
     :func:`refconv.backends.filter2d_arith.swar_plan`): ``s = 2**15 * 0x10001`` (the bias of both
     lanes), then per tap ``s = m * X + s`` (``X`` the tap's column pair) and the tap's truncation
@@ -250,9 +229,9 @@ def _output_swar(i: int, rows: tuple, kinds: tuple) -> list:
     L = []
     for t in range(9):
         a, b = divmod(t, 3)
-        L.append(f"s = imad(w{t}, p{rows[a]}_{i + b}, {'BIAS2' if t == 0 else 's'})")
+        L.append("s = " + _lane(sim, "imad", f"w{t}", f"p{rows[a]}_{i + b}", "BIAS2" if t == 0 else "s"))
         if _LANE_TRUNC[kinds[t]]:
-            L.append(_LANE_TRUNC[kinds[t]])
+            L.append("s = " + _lane(sim, _LANE_TRUNC[kinds[t]][0], "s", *_LANE_TRUNC[kinds[t]][1:]))
     L.append(f"v{i} = int32(s >> ks)")
     return L
 
@@ -380,13 +359,14 @@ def unrolled_rows(rows: int, step) -> list:
     return [f"for k in range(0, {rows}, 3):"] + ["    " + x for x in L]
 
 
-def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = ()) -> str:
+def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False) -> str:
     """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
     third loaded before the loop over the ``rows`` output rows (:func:`unrolled_rows`: unrolled by
     three, the register rows renamed instead of copied), each of which converts the loaded row
     into the bottom register row, loads the row after it (issued before this row's arithmetic and
-    stores, so the load overlaps them), computes and stores."""
+    stores, so the load overlaps them; not on the band's last row, whose next row no output of the
+    thread uses), computes and stores."""
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -404,10 +384,14 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
     def step(j: int, slots: tuple) -> list:
         L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
         L += _convert_row(2, slots[2], path, vec)
-        L += [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
+        nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
+        if rows > 3:             # the band's last row loads nothing after it
+            L += [f"if k + {j} + 1 < {rows}:"] + ["    " + x for x in nxt]
+        elif j + 1 < rows:
+            L += nxt
         if path == "swar":
             for i in PAIRS:
-                L += _output_swar(i, slots, kinds)
+                L += _output_swar(i, slots, kinds, sim)
         else:
             for i in range(COLS):
                 L += _output(i, path, slots, sat, k)
@@ -422,7 +406,7 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
             kinds: tuple = ()):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k, kinds)
+    src = source(rows, path, vec, sat, k, kinds, mode == "sim")
     tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}"}.get(path, "")
     fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'} "
              f"{'sat' if sat else 'wrap'}>")
@@ -434,7 +418,7 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
               BIAS2=np.int32(-0x7FFF8000), MK=np.int32((1 << k) - 1), KM2=np.int32(((1 << k) - 1) * 0x10001),
-              CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16), SWE=np.int32(0x4240),
+              CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16), I15=np.int32(15), LANES=np.int32(0x10001), SWE=np.int32(0x4240),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in range(18)})
     return jit_source(cuda, src, fname, ns, max_registers)

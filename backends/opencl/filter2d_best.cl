@@ -316,7 +316,8 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
         if (r > H - 2)
             return;
         CONVERT(q, p2);
-        q = load_raw(img, min(r + 2, H - 1), c0, W);   /* the next row's loads, before this row's work */
+        if (k + 1 < ROWS)          /* the next row's loads, before this row's work (none after the band) */
+            q = load_raw(img, min(r + 2, H - 1), c0, W);
 #if PATH == 3
         uint v[16], o[4];
 #pragma unroll
