@@ -280,6 +280,33 @@ def tap_kinds(m, k: int, specialise: bool) -> list:
     return out
 
 
+def numba_rows(d_img, want, w, shift, flush):
+    """The shipped numba kernels (filter2d/numba_cuda/best_R{R}: swar and the float path), launched
+    directly and timed by this probe's method, so that the prototypes and the shipped kernels compare
+    under one clock."""
+    from refconv import cuda as rc
+    rc.configure("gpu")
+    from numba import cuda
+    from refconv.backends.filter2d_arith import swar_plan
+    from refconv.backends.numba_cuda import filter2d_best as fb
+    H, W = d_img.shape
+    img8 = cuda.as_cuda_array(d_img.reshape(-1))
+    d_out = cp.zeros((H, W), np.uint8)
+    out8 = cuda.as_cuda_array(d_out.reshape(-1))
+    k, m, kinds = swar_plan(w, shift, False)
+    for R, path in itertools.product((2, 4), ("swar", "exact")):
+        kern = fb._kernel(R, path, True, False, "gpu", None, k if path == "swar" else 0, kinds if path == "swar" else ())
+        wg = cuda.to_device(np.array(m, np.int32) if path == "swar" else w.astype(np.float32))
+        grid = fb._grid(H, W, R, 64)
+        go = lambda: kern[grid, (64, 1)](img8, img8.view(np.uint32), out8, out8.view(np.uint32), wg, np.int32(H),  # noqa: E731
+                                         np.int32(W), np.int32(shift), np.float32(2.0 ** -shift))
+        d_out.fill(0)
+        go(); cuda.synchronize()
+        ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
+        med, mn = proto.timed(go, flush) if ok else (None, None)
+        print(json.dumps(dict(op="filter2d", mode=f"numba_{path}", R=R, BX=64, ok=ok, us=med, us_min=mn)), flush=True)
+
+
 def main():
     flush = cp.empty(256 << 20, np.uint8)
     prob = presets.PRESETS["filter2d-u8-3x3-3072"].problem()
@@ -321,6 +348,8 @@ def main():
         med, mn = proto.timed(go, flush) if ok else (None, None)
         print(json.dumps(dict(op="filter2d", mode="strip", S=S, BX=BX, ok=ok, regs=f.num_regs, us=med, us_min=mn)),
               flush=True)
+    if os.environ.get("SWAR_NUMBA", "1") == "1":
+        numba_rows(d_img, want, w, shift, flush)
     if os.environ.get("SWAR_BASELINE", "1") == "0":
         return
     # the baseline of the same process: gpu_proto_probe's kernels
