@@ -9,6 +9,13 @@ import numpy as np
 
 PATHS = ("cvt", "magic", "exact", "int", "swar")
 ARITH = ("auto", "cvt", "float", "int")
+#: on the ``swar`` path, how many of a thread's 16 columns (the last ones; 0 or 4) take the float
+#: ``exact`` arithmetic with ``trunc`` on every tap instead of the lanes: the lanes keep the integer
+#: pipe busy and leave the conversion unit idle, so a quarter of the columns there and on the float
+#: pipe shortens the busiest pipe (CUDA C prototypes on an H100, scripts/gpu_swar_probe.py: 15.8 us
+#: with 4 float columns, 16.7 us with none).  Read at each run by both twins, so that a sweep can
+#: time both settings.
+SWAR_FLOAT_COLS = 4
 #: the tap kinds of the ``swar`` path (:func:`tap_kinds`)
 TAP_NONE, TAP_FLOOR, TAP_CEIL, TAP_SIGN = 0, 1, 2, 3
 

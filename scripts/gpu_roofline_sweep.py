@@ -38,6 +38,8 @@ _extra_rows()
 CASES = {
     "filter2d-u8-3x3-3072": [
         *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4)],
+        # swar with every column on the lanes (no float columns)
+        *[(f"filter2d/{b}/best_R{r}", {}, "fcols0") for b in ("numba_cuda", "opencl") for r in (2, 4)],
         # arith=float: the float paths (the preset's weights take exact), as shipped before the two-lane path
         *[(f"filter2d/{b}/best_R{r}", {"arith": "float"}) for b in ("numba_cuda", "opencl") for r in (2, 4)],
         *[(f"filter2d/numba_cuda/best_R2", {"bx": bx}) for bx in (32, 128)],
@@ -57,11 +59,13 @@ def _build(kind):
     the gray products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``), ``no_ptx``
     (OpenCL sobel: the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both),
     ``maxregN`` (both backends: at most N registers a thread: numba's ``max_registers``, NVIDIA
-    OpenCL's ``-cl-nv-maxrregcount``)."""
+    OpenCL's ``-cl-nv-maxrregcount``), ``fcols0`` (filter2d's swar path with no float columns)."""
     import contextlib
+    from refconv.backends import filter2d_arith
     from refconv.backends.numba_cuda import filter2d_best as nfb, sobel_best as nsb
     from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
     mods = (fb, sb)
+    fcols = filter2d_arith.SWAR_FLOAT_COLS
 
     @contextlib.contextmanager
     def ctx():
@@ -73,6 +77,8 @@ def _build(kind):
         elif kind in ("no_ptx", "no_ptx_gray_mul"):     # the portable OpenCL C, as on PoCL
             extra = ("-DGRAY_FMA=0",) if kind == "no_ptx_gray_mul" else ()
             sb.options = lambda *a: tuple(o for o in orig[sb](*a) if o != "-DUSE_PTX") + extra
+        elif kind == "fcols0":                          # swar: no float columns
+            filter2d_arith.SWAR_FLOAT_COLS = 0
         elif kind and kind.startswith("maxreg"):
             n = int(kind[len("maxreg"):])
             for m in mods:
@@ -80,13 +86,14 @@ def _build(kind):
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = n
         elif kind:
             raise ValueError(f"build {kind!r} not accepted; accepted: trunc_all, gray_mul, no_ptx, "
-                             "no_ptx_gray_mul, maxregN")
+                             "no_ptx_gray_mul, maxregN, fcols0")
         try:
             yield
         finally:
             for m in mods:
                 m.options = orig[m]
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = None
+            filter2d_arith.SWAR_FLOAT_COLS = fcols
     return ctx()
 
 

@@ -295,10 +295,12 @@ def numba_rows(d_img, want, w, shift, flush):
     out8 = cuda.as_cuda_array(d_out.reshape(-1))
     k, m, kinds = swar_plan(w, shift, False)
     for R, path in itertools.product((2, 4), ("swar", "exact")):
-        kern = fb._kernel(R, path, True, False, "gpu", None, k if path == "swar" else 0, kinds if path == "swar" else ())
+        kern = fb._kernel(R, path, True, False, "gpu", None, k if path == "swar" else 0, kinds if path == "swar" else (),
+                          4 if path == "swar" else 0)
         wg = cuda.to_device(np.array(m, np.int32) if path == "swar" else w.astype(np.float32))
         grid = fb._grid(H, W, R, 64)
-        go = lambda: kern[grid, (64, 1)](img8, img8.view(np.uint32), out8, out8.view(np.uint32), wg, np.int32(H),  # noqa: E731
+        go = lambda: kern[grid, (64, 1)](img8, img8.view(np.uint64), out8, out8.view(np.uint32), out8.view(np.uint64),  # noqa: E731
+                                         wg, np.int32(H),
                                          np.int32(W), np.int32(shift), np.float32(2.0 ** -shift))
         d_out.fill(0)
         go(); cuda.synchronize()

@@ -273,17 +273,21 @@ def _swar_cases():
                 yield p.with_inputs({"image": img, "weights": w.reshape(3, 3)}), k, kinds
 
 
+@pytest.mark.parametrize("fcols", [4, 0])
 @pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R2", {"bx": 32}),
                                         ("filter2d/numba_cuda/best_R4", {"bx": 32}),
                                         ("filter2d/opencl/best_R2", {"wg_x": 8}),
                                         ("filter2d/opencl/best_R4", {"wg_x": 8})])
-def test_filter2d_best_two_lane_path_matches_the_spec(request, vid, params):
+def test_filter2d_best_two_lane_path_matches_the_spec(request, monkeypatch, vid, params, fcols):
     """arith=auto with a wrapped output takes the two-lane path: every tap kind (mask, add and mask,
     sign test, none), k = 0, 2, 3, the lanes' ends (a uint8 image of 255s under weights whose
     negative or positive m sum to 128), both layouts (W % 16 == 0 and bytes), one output row,
-    shifts up to 7 - k; the kernel's bits against the spec's."""
+    shifts up to 7 - k; with the last 4 columns on the float path (as shipped) and with none; the
+    kernel's bits against the spec's."""
+    from refconv.backends import filter2d_arith
     from refconv.backends.filter2d_arith import swar_plan
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
+    monkeypatch.setattr(filter2d_arith, "SWAR_FLOAT_COLS", fcols)
     for p, k, kinds in _swar_cases():
         w = p.inputs["weights"].astype(np.float32)
         plan = swar_plan(w, p.option("shift"), False)

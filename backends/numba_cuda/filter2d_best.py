@@ -10,8 +10,8 @@ saturating) cast to uint8; only the interior is written.
 Layout: a thread computes 16 consecutive output columns of ``R`` consecutive output rows.  It
 streams input rows top to bottom, keeping three rows of 18 converted pixels in registers (each
 pixel is loaded and converted once per thread and used by up to 9 outputs).  Where ``W % 16 ==
-0`` a row's 16 pixels are four aligned 32-bit words and the interior outputs are stored as
-32-bit words (the two halo pixels are byte loads, L1 hits); otherwise every load and store is a
+0`` a row's 16 pixels are two aligned 64-bit loads (numba has no 128-bit ones) split into four
+words, and the interior outputs are two 64-bit stores (the two halo pixels are byte loads, L1 hits); otherwise every load and store is a
 byte.  The next input row's loads are issued before the current row's arithmetic, and one
 interior test per thread (``full``) selects the unguarded word stores.  The kernel body is
 generated as straight-line code so the 54 pixels and the accumulators live in registers.
@@ -43,6 +43,7 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
+from refconv.backends import filter2d_arith as arith_mod
 from refconv.backends.filter2d_arith import ARITH, choose_path, dyadic_exponent, swar_plan
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
@@ -149,11 +150,13 @@ def _conv(path: str):
 
 
 def _load_raw(j: int, vec: bool) -> list:
-    """Lines loading input row ``r0 - 1 + j`` (clamped to the last row) raw: four words and two
-    halo bytes, or 18 bytes."""
+    """Lines loading input row ``r0 - 1 + j`` (clamped to the last row) raw: four words (two 64-bit
+    loads, split) and two halo bytes, or 18 bytes."""
     L = [f"rb{j} = uint64(min(r0 - 1 + {j}, H - 1)) * Wu"]
     if vec:
-        L += [f"q{j}_{q} = img32[(rb{j} >> U2) + gq + U{q}]" for q in range(4)]
+        L += [f"d{j}_{h} = img64[(rb{j} >> U3) + gq + U{h}]" for h in range(2)]
+        L += [f"q{j}_{q} = uint32(d{j}_{q // 2} & M32)" if q % 2 == 0 else f"q{j}_{q} = uint32(d{j}_{q // 2} >> U32)"
+              for q in range(4)]
         L.append(f"h{j}_0 = img8[rb{j} + c0u - U1] if c0 > 0 else Z8")
         L.append(f"h{j}_1 = img8[rb{j} + c0u + U16] if c0 + 16 < W else Z8")
     else:
@@ -163,12 +166,12 @@ def _load_raw(j: int, vec: bool) -> list:
     return L
 
 
-def _convert_row(j: int, slot: int, path: str, vec: bool) -> list:
+def _convert_row(j: int, slot: int, path: str, vec: bool, fcols: int = 0) -> list:
     """Lines converting raw row ``j`` into ``p{slot}_0 .. p{slot}_17`` (columns c0-1 .. c0+16).  Off
     the ``cvt`` path a word's byte ``b`` becomes ``bits(0x4B000000 | x)`` in one byte permute
     (``__byte_perm(q, 0x4B000000, 0x7540 | b)``), then ``- 2**23``."""
     if path == "swar":
-        return _pair_row(j, slot, vec)
+        return _pair_row(j, slot, vec) + (_float_cols_row(j, slot, vec, fcols) if fcols else [])
     conv = _conv(path)
     if not vec:
         return [f"p{slot}_{i} = {conv(f'b{j}_{i}')}" for i in range(18)]
@@ -205,6 +208,31 @@ def _pair_row(j: int, slot: int, vec: bool) -> list:
                   f"p{slot}_{4 * v + 4} = byte_perm(o{v}, o{v + 1}, SWF)"]
     L.append(f"p{slot}_15 = byte_perm(e3, int32(h{j}_1), SWF)")
     return L
+
+
+def _float_cols_row(j: int, slot: int, vec: bool, fcols: int) -> list:
+    """The ``swar`` path's float columns (the last ``fcols`` of the 16): raw row ``j``'s pixels of
+    columns ``16 - fcols - 1 .. 16`` as floats ``f{slot}_{c + 1}`` (the float paths' byte-to-float)."""
+    L, conv = [], _conv("exact")
+    for n in range(16 - fcols, 18):            # n = column + 1
+        if not vec:
+            L.append(f"f{slot}_{n} = {conv(f'b{j}_{n}')}")
+        elif n == 17:
+            L.append(f"f{slot}_17 = {conv(f'h{j}_1')}")
+        else:
+            L.append(f"f{slot}_{n} = fadd(int_as_float(byte_perm(int32(q{j}_{(n - 1) // 4}), MAGI, SEL{(n - 1) % 4})), NEGM)")
+    return L
+
+
+def _output_float_col(i: int, rows: tuple) -> list:
+    """The ``swar`` path's float column ``i``: the ``exact`` path's FMA a tap on the float weights
+    ``wf`` (``m * 2**-k``, exact), ``(float)(int)s`` as ``truncf`` (the conversion unit, idle on the
+    lanes' integer arithmetic) before every tap; ``v{i}`` as :func:`_output`'s."""
+    L = [f"s = fmul(wf0, f{rows[0]}_{i})"]
+    for t in range(1, 9):
+        a, b = divmod(t, 3)
+        L += ["a = truncf(s)", f"s = fma(wf{t}, f{rows[a]}_{i + b}, a)"]
+    return L + [f"v{i} = fma_rd(truncf(s), sc, CB)"]
 
 
 #: the ``swar`` path's pairs: output columns ``i`` (low lane) and ``i + 2`` (high lane)
@@ -293,7 +321,9 @@ def _output_int(i: int, taps: list, sat: bool, k: int) -> list:
     return L
 
 
-def _byte(i: int, sat: bool, path: str) -> str:
+def _byte(i: int, sat: bool, path: str, fcols: int = 0) -> str:
+    if path == "swar" and i >= COLS - fcols:        # a float column
+        return f"(uint32(float_as_int(v{i})) & UFF)"
     if path == "swar":      # column i: the low lane of pair i, or the high lane of pair i - 2
         hi = i % 4 >= 2
         return f"((uint32(v{i - 2 * hi}) >> S{16 * hi}) & UFF)"
@@ -304,9 +334,11 @@ def _byte(i: int, sat: bool, path: str) -> str:
     return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
 
 
-def _word(q: int, sat: bool, path: str) -> str:
+def _word(q: int, sat: bool, path: str, fcols: int = 0) -> str:
     """The output word of columns c0+4q .. c0+4q+3 (byte permutes of the float results' low bytes
     off the ``cvt`` path)."""
+    if path == "swar" and 4 * q >= COLS - fcols:   # float columns: as the float paths
+        return _word(q, sat, "exact")
     if path == "swar":      # columns 4q, 4q+1 (low lanes), 4q+2, 4q+3 (high lanes): one byte permute
         return f"byte_perm(v{4 * q}, v{4 * q + 1}, SWW)"
     if path == "int":       # the low bytes of the four ints, packed by byte permutes
@@ -318,27 +350,28 @@ def _word(q: int, sat: bool, path: str) -> str:
     return " | ".join(f"({_byte(4 * q + b, sat, path)} << S{8 * b})" for b in range(4))
 
 
-def _store(vec: bool, sat: bool, path: str) -> list:
+def _store(vec: bool, sat: bool, path: str, fcols: int = 0) -> list:
     """Lines storing row ``r``'s 16 outputs: where the whole chunk is interior (``full``, computed
-    once before the row loop: every thread but a row's first and last) four word stores, else
+    once before the row loop: every thread but a row's first and last) two 64-bit stores, else
     word or byte stores each guarded by its columns."""
     L = ["ob = uint64(r) * Wu + c0u"]
     if vec:
         L.append("if full:")
-        L += [f"    out32[(ob >> U2) + U{q}] = {_word(q, sat, path)}" for q in range(4)]
+        L += [f"    out64[(ob >> U3) + U{h}] = uint64(uint32({_word(2 * h, sat, path, fcols)})) | "
+              f"(uint64(uint32({_word(2 * h + 1, sat, path, fcols)})) << U32)" for h in range(2)]
         L.append("else:")
         for q in range(4):
             L.append(f"    if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
-            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path)}")
+            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path, fcols)}")
             L.append("    else:")
             for b in range(4):
                 i = 4 * q + b
                 L.append(f"        if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path)})")
+                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols)})")
     else:
         for i in range(COLS):
             L.append(f"if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path)})")
+            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols)})")
     return L
 
 
@@ -359,8 +392,9 @@ def unrolled_rows(rows: int, step) -> list:
     return [f"for k in range(0, {rows}, 3):"] + ["    " + x for x in L]
 
 
-def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False) -> str:
-    """The Python source of the kernel ``kern(img8, img32, out8, out32, wg, H, W, shift, sc)``
+def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
+           fcols: int = 0) -> str:
+    """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
     third loaded before the loop over the ``rows`` output rows (:func:`unrolled_rows`: unrolled by
     three, the register rows renamed instead of copied), each of which converts the loaded row
@@ -372,18 +406,19 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
             "if c0 >= W - 1 or r0 > H - 2:",
             "    return",
-            "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U4",
+            "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U2",
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
     body += [f"w{t} = wg[{t}]" for t in range(9)]
     if path == "swar":
         body.append("ks = int32(K + shift)")
+        body += [f"wf{t} = fmul(float32(w{t}), KSC)" for t in range(9)] if fcols else []
     body += _load_raw(0, vec) + _load_raw(1, vec)
-    body += _convert_row(0, 0, path, vec) + _convert_row(1, 1, path, vec)
+    body += _convert_row(0, 0, path, vec, fcols) + _convert_row(1, 1, path, vec, fcols)
     body += _load_raw(2, vec)
 
     def step(j: int, slots: tuple) -> list:
         L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
-        L += _convert_row(2, slots[2], path, vec)
+        L += _convert_row(2, slots[2], path, vec, fcols)
         nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
         if rows > 3:             # the band's last row loads nothing after it
             L += [f"if k + {j} + 1 < {rows}:"] + ["    " + x for x in nxt]
@@ -391,23 +426,26 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             L += nxt
         if path == "swar":
             for i in PAIRS:
-                L += _output_swar(i, slots, kinds, sim)
+                if i + 2 < COLS - fcols:
+                    L += _output_swar(i, slots, kinds, sim)
+            for i in range(COLS - fcols, COLS):
+                L += _output_float_col(i, slots)
         else:
             for i in range(COLS):
                 L += _output(i, path, slots, sat, k)
-        return L + _store(vec, sat, path)
+        return L + _store(vec, sat, path, fcols)
 
     body += unrolled_rows(rows, step)
-    return "\n".join(["def kern(img8, img32, out8, out32, wg, H, W, shift, sc):"] + ["    " + b for b in body]) + "\n"
+    return "\n".join(["def kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc):"] + ["    " + b for b in body]) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
 def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
-            kinds: tuple = ()):
+            kinds: tuple = (), fcols: int = 0):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k, kinds, mode == "sim")
-    tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}"}.get(path, "")
+    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols)
+    tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}:f{fcols}"}.get(path, "")
     fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'} "
              f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
@@ -417,10 +455,10 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
-              BIAS2=np.int32(-0x7FFF8000), MK=np.int32((1 << k) - 1), KM2=np.int32(((1 << k) - 1) * 0x10001),
+              BIAS2=np.int32(-0x7FFF8000), KSC=np.float32(2.0 ** -k), MK=np.int32((1 << k) - 1), KM2=np.int32(((1 << k) - 1) * 0x10001),
               CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16), I15=np.int32(15), LANES=np.int32(0x10001), SWE=np.int32(0x4240),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
-              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in range(18)})
+              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)}, M32=np.uint64(0xFFFFFFFF))
     return jit_source(cuda, src, fname, ns, max_registers)
 
 
@@ -451,14 +489,15 @@ def _make_run(rows: int):
         kexp, kinds = (dyadic_exponent(w) if path in ("int", "swar") else 0), ()
         if path == "swar":
             kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
-        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds)
+        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
+                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0)
         if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
-        d_out, n = rc.to_device_poisoned(out, pad_to=4)
+        d_out, n = rc.to_device_poisoned(out, pad_to=8)
         d_img8 = cuda.to_device(img.reshape(-1))
-        d_img32 = d_img8.view(np.uint32) if vec else d_img8
-        d_out32 = d_out.view(np.uint32)
-        rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img32, d_out, d_out32, cuda.to_device(w),
+        d_img64 = d_img8.view(np.uint64) if vec else d_img8
+        rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img64, d_out, d_out.view(np.uint32),
+                  d_out.view(np.uint64), cuda.to_device(w),
                   np.int32(H), np.int32(W), np.int32(problem.option("shift")),
                   np.float32(2.0 ** -problem.option("shift")))
         cuda.synchronize()

@@ -26,7 +26,9 @@
  *      s = m * pair + s, then the tap's truncation toward zero (KINDS, a nibble a tap: 0 none,
  *      1 mask, 2 add 2^KEXP - 1 and mask, 3 add it to the lanes whose bit 15 is clear and mask);
  *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs.  A row is held as its 16
- *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.
+ *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.  The last FCOLS (0 or 4) columns take path 2's
+ *      fma a tap instead, with trunc() (the conversion unit, idle under the lanes' integer work)
+ *      before every tap: their pixels of columns 16 - FCOLS - 1 .. 16 are also held as floats.
  * On paths 1 and 2 the output stage is v = rd(trunc(s) * 2^-shift + 1.5*2^23) (an fma rounded down,
  * PTX fma.rm.f32; portable: floor(trunc(s) * 2^-shift) + 1.5*2^23, exact): |trunc(s)| < 2^22, so v is
  * 1.5*2^23 + (trunc(s) >> shift) exactly and the low byte of its bits is (trunc(s) >> shift) mod 256
@@ -55,6 +57,9 @@
 #endif
 #ifndef KINDS
 #define KINDS 0
+#endif
+#ifndef FCOLS
+#define FCOLS 0                               /* PATH 3: the last FCOLS (0 or 4) columns on the float path */
 #endif
 
 #define MAGIC 8388608.0f
@@ -238,6 +243,38 @@ inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint
 }
 #endif
 
+#if PATH == 3 && FCOLS
+#define NF (FCOLS + 2)
+/* the float columns' pixels: f[n - (16 - FCOLS)] is column n - 1 (relative to c0), n = 16 - FCOLS .. 17 */
+inline void float_cols_row(const raw_row q, float *f)
+{
+#if VEC
+    const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
+#pragma unroll
+    for (int n = 16 - FCOLS; n < 17; ++n)
+        f[n - (16 - FCOLS)] = pix_word(u[(n - 1) / 4], (n - 1) % 4);
+    f[NF - 1] = pix(q.h1);
+#else
+#pragma unroll
+    for (int n = 16 - FCOLS; n < 18; ++n)
+        f[n - (16 - FCOLS)] = pix(q.b[n]);
+#endif
+}
+
+/* float column 16 - FCOLS + i: an fma a tap (exact sums), trunc() before each; the low byte of the
+ * result is the wrapped output (as path 2's) */
+inline uint output_float_col(const float *w, const float *f0, const float *f1, const float *f2, const int i,
+                             const float sc)
+{
+    const float x[9] = {f0[i], f0[i + 1], f0[i + 2], f1[i], f1[i + 1], f1[i + 2], f2[i], f2[i + 1], f2[i + 2]};
+    float s = w[0] * x[0];
+#pragma unroll
+    for (int t = 1; t < 9; ++t)
+        s = fma(w[t], x[t], trunc(s));
+    return as_uint(scale_rd(trunc(s), sc));
+}
+#endif
+
 /* output column c0+i: its byte in the low byte of the result (the higher bytes are not zero) */
 inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
                    const int shift, const float sc)
@@ -294,39 +331,55 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
     for (int t = 0; t < 9; ++t)
         m[t] = (int)(wts[t] * (float)(1 << KEXP));       /* exact: the weights are m * 2^-KEXP */
     uint p0[16], p1[16], p2[16];
-#define CONVERT pair_row
 #define NP 16
+#if FCOLS
+    float w[9], g0[NF], g1[NF], g2[NF];          /* the float columns' weights (m * 2^-KEXP) and pixels */
+#pragma unroll
+    for (int t = 0; t < 9; ++t)
+        w[t] = wts[t];
+#define CONVERT(q, n) do { pair_row(q, p##n); float_cols_row(q, g##n); } while (0)
+#else
+#define CONVERT(q, n) pair_row(q, p##n)
+#endif
 #else
     float w[9];
 #pragma unroll
     for (int t = 0; t < 9; ++t)
         w[t] = wts[t];
     float p0[18], p1[18], p2[18];
-#define CONVERT convert_row
+#define CONVERT(q, n) convert_row(q, p##n)
 #define NP 18
 #endif
     raw_row q = load_raw(img, r0 - 1, c0, W);
-    CONVERT(q, p0);
+    CONVERT(q, 0);
     q = load_raw(img, r0, c0, W);
-    CONVERT(q, p1);
+    CONVERT(q, 1);
     q = load_raw(img, r0 + 1, c0, W);
 #pragma unroll
     for (int k = 0; k < ROWS; ++k) {
         const int r = r0 + k;
         if (r > H - 2)
             return;
-        CONVERT(q, p2);
+        CONVERT(q, 2);
         if (k + 1 < ROWS)          /* the next row's loads, before this row's work (none after the band) */
             q = load_raw(img, min(r + 2, H - 1), c0, W);
 #if PATH == 3
         uint v[16], o[4];
 #pragma unroll
-        for (int g = 0; g < 4; ++g) {
+        for (int g = 0; g < (16 - FCOLS) / 4; ++g) {
             v[4 * g] = output_pair(m, p0, p1, p2, 4 * g, shift);
             v[4 * g + 1] = output_pair(m, p0, p1, p2, 4 * g + 1, shift);
             /* columns 4g, 4g+1 (low lanes), 4g+2, 4g+3 (high lanes) */
             o[g] = (v[4 * g] & 0x00FF00FFu) | ((v[4 * g + 1] & 0x00FF00FFu) << 8);
         }
+#if FCOLS
+#pragma unroll
+        for (int g = (16 - FCOLS) / 4; g < 4; ++g) {
+            const int i = 4 * g - (16 - FCOLS);
+            o[g] = pack4(output_float_col(w, g0, g1, g2, i, sc), output_float_col(w, g0, g1, g2, i + 1, sc),
+                         output_float_col(w, g0, g1, g2, i + 2, sc), output_float_col(w, g0, g1, g2, i + 3, sc));
+        }
+#endif
 #define OBYTE(i) ((o[(i) / 4] >> (8 * ((i) % 4))) & 0xFFu)
 #define OWORDS (uint4)(o[0], o[1], o[2], o[3])
 #else
@@ -355,5 +408,12 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
             p0[j] = p1[j];
             p1[j] = p2[j];
         }
+#if PATH == 3 && FCOLS
+#pragma unroll
+        for (int j = 0; j < NF; ++j) {
+            g0[j] = g1[j];
+            g1[j] = g2[j];
+        }
+#endif
     }
 }

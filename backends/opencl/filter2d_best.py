@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from refconv import opencl as oc
+from refconv.backends import filter2d_arith as arith_mod
 from refconv.backends.filter2d_arith import ARITH, choose_path, swar_plan
 from refconv.variant import Param, Range, Variant
 
@@ -46,7 +47,8 @@ def options(rows: int, path: str, vec: bool, sat: bool = False, plan=None) -> tu
     opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}", f"-DSAT={int(sat)}")
     if path == "swar":
         k, _, kinds = plan
-        opts += (f"-DKEXP={k}", "-DKINDS=0x" + "".join(str(d) for d in reversed(kinds)))
+        opts += (f"-DKEXP={k}", "-DKINDS=0x" + "".join(str(d) for d in reversed(kinds)),
+                 f"-DFCOLS={arith_mod.SWAR_FLOAT_COLS}")
     return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
 
 
