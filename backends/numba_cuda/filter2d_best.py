@@ -16,7 +16,8 @@ byte.  The next input row's loads are issued before the current row's arithmetic
 interior test per thread (``full``) selects the unguarded word stores.  The kernel body is
 generated as straight-line code so the 54 pixels and the accumulators live in registers.
 
-Four arithmetic paths give the same bits; the host picks one of the first three from the weights (``arith="auto"``):
+Five arithmetic paths give the same bits; the host picks ``cvt``, ``magic``, ``exact`` or ``swar`` from the
+weights and the output stage (``arith="auto"``; ``arith="float"``: never ``swar``):
 
 * ``cvt``: the spec's conversions as written (``cvt.rn.f32.s32``, ``cvt.rzi.s32.f32``), used for
   any weights, and always with ``arith="cvt"``;
@@ -32,7 +33,14 @@ Four arithmetic paths give the same bits; the host picks one of the first three 
 * ``int`` (``arith="int"`` only, where ``exact`` applies): the same exact sums as int32 in units of
   ``2**-k``, the truncation an add and a mask (:func:`_output_int`): about as many instructions as
   ``exact`` (sm_90 SASS, 39 an output) but on the integer pipes instead of the float and conversion
-  ones; not timed on a GPU yet, so ``auto`` never takes it.  The OpenCL twin has no ``int``.
+  ones; slower than ``exact`` on an H100 (20.2 against 19.0 us), so ``auto`` never takes it.  The
+  OpenCL twin has no ``int``;
+* ``swar`` (where :func:`refconv.backends.filter2d_arith.swar_plan` allows: small dyadic weights,
+  a wrapped output, ``k + shift <= 7``): output columns ``i`` and ``i + 2`` in the two 16-bit lanes of
+  one int32, one multiply-add a tap for both and the tap's truncation toward zero chosen from the
+  weights' signs (:func:`_output_swar`); the last ``SWAR_FLOAT_COLS`` columns take ``exact`` with
+  ``truncf`` on every tap (:func:`_output_float_col`), so that the conversion unit shares the work
+  (H100: 17.2 us on the preset against 19.0 us for ``exact``, docs/performance.md).
 """
 from __future__ import annotations
 
@@ -526,9 +534,11 @@ def variants():
             params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ARITH, "auto")),
             available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX), origin=ORIGIN,
             doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
-                 "input rows (32-bit word loads/stores where W % 16 == 0, bytes otherwise); "
+                 "input rows (64-bit word loads/stores where W % 16 == 0, bytes otherwise); "
                  "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) "
                  "or, where the weights bound every partial sum below 2**22, through exact round-toward-zero "
-                 "float adds (and one FMA a tap when every product and sum is exact); acc>>shift, wrap or "
-                 "saturate to uint8; interior only")))
+                 "float adds (and one FMA a tap when every product and sum is exact), or, for small dyadic "
+                 "weights and a wrapped output, two outputs in the 16-bit lanes of one int32 (one multiply-add "
+                 "a tap for both; arith=float turns this off); acc>>shift, wrap or saturate to uint8; "
+                 "interior only")))
     return out

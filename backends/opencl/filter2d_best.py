@@ -5,7 +5,9 @@ conditions are those of ``refconv.backends.filter2d_arith.choose_path``).
 A work-item computes 16 output columns x ``R`` output rows, the next input row's loads issued
 before the current row's arithmetic and stores; where ``W % 16 == 0`` a row's 16 pixels are one
 16-byte load and, where the work-item's 16 columns are all interior (tested once), its outputs one
-16-byte store.  Off the ``cvt`` path a pixel byte becomes ``as_float(0x4B000000 | x) - 2**23`` and the
+16-byte store.  The ``swar`` path (``filter2d_arith.swar_plan``) holds a row as 16 column pairs
+``x[c] | x[c+2] << 16`` and computes two outputs in one uint; its build options carry ``k``, the tap
+kinds and the float columns (``-DKEXP``, ``-DKINDS``, ``-DFCOLS``).  Off the ``cvt`` path a pixel byte becomes ``as_float(0x4B000000 | x) - 2**23`` and the
 output is ``v = rd(trunc(s) * 2**-shift + 1.5 * 2**23)`` (clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]``
 to saturate), the low byte of whose bits is the wrapped ``trunc(s) >> shift``; ``2**-shift`` is the
 kernel argument ``sc``.  On NVIDIA (``-DUSE_PTX``) the round-toward-zero add is PTX ``add.rz.f32``, the
@@ -90,7 +92,9 @@ def _make(rows: int) -> Variant:
              "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) or, where the "
              "weights bound every partial sum below 2**22, through exact round-toward-zero float adds (one fma a tap "
              "when every product and sum is exact) and then acc>>shift as one round-down fma on a 1.5*2**23-biased "
-             "float (its low byte the wrapped result; clamped to saturate); interior only"))
+             "float (its low byte the wrapped result; clamped to saturate), or, for small dyadic weights and a "
+             "wrapped output, two outputs in the 16-bit lanes of one uint (one multiply-add a tap for both; "
+             "arith=float turns this off); interior only"))
 
 
 def variants() -> list[Variant]:
