@@ -52,11 +52,17 @@ SWAR = r"""
 #define MIXF 0
 #endif
 #define NW (CW / 4)
-__device__ __forceinline__ unsigned tr2(unsigned L, int kind) {
+#ifndef HI
+#define HI 0
+#endif
+__device__ __forceinline__ unsigned tr2(unsigned L, int kind, int t, unsigned s17) {
     if (kind == 0) return L;                      /* m_t a multiple of 2^k: the sum is already whole */
     if (kind == 1) return L & CLR;                /* every weight so far >= 0: floor */
     if (kind == 2) return (L + KM2) & CLR;        /* every weight so far <= 0: ceil */
-    const unsigned neg = (~L >> 15) & 0x00010001u;
+    /* L >> 15 by a shift (the integer ALU) or, HI=1 on odd taps / HI=2 on all, as the high word of
+       L * 2^17 (IMAD.HI, the FMA pipe; s17 a kernel argument so that ptxas keeps the multiply) */
+    const unsigned sh = (HI == 2 || (HI == 1 && (t & 1))) ? __umulhi(L, s17) : (L >> 15);
+    const unsigned neg = ~sh & 0x00010001u;
     return (L + neg * MK) & CLR;                  /* ceil where the lane's bit 15 is clear */
 }
 __device__ __forceinline__ float cvb(unsigned w, unsigned k) {      /* byte k of w, as a float */
@@ -73,7 +79,7 @@ __device__ __forceinline__ float ftr(float s, int t) {
 extern "C" __global__ void __launch_bounds__(BX) f2s(const unsigned char *__restrict__ img,
         unsigned char *__restrict__ out, int H, int W, int m0, int m1, int m2, int m3, int m4, int m5,
         int m6, int m7, int m8, float w0, float w1, float w2, float w3, float w4, float w5, float w6,
-        float w7, float w8)
+        float w7, float w8, unsigned s17)
 {
     const int mv[9] = {m0, m1, m2, m3, m4, m5, m6, m7, m8};
     const float wv[9] = {w0, w1, w2, w3, w4, w5, w6, w7, w8};
@@ -139,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(BX) f2s(const unsigned char *__rest
                 const int i = 4 * g + e;
                 unsigned L = 0x80008000u;
 #pragma unroll
-                for (int t = 0; t < 9; ++t) L = tr2((unsigned)mv[t] * a[t / 3][i + t % 3] + L, kd[t]);
+                for (int t = 0; t < 9; ++t) L = tr2((unsigned)mv[t] * a[t / 3][i + t % 3] + L, kd[t], t, s17);
                 V[i] = L >> (K + SHIFT);
             }
         }
@@ -321,21 +327,23 @@ def main():
     m = [int(v) for v in (w.astype(np.float64) * 2.0 ** k)]
     assert 255 * sum(v for v in m if v > 0) < 2 ** 15 and 255 * sum(-v for v in m if v < 0) <= 2 ** 15 and k + shift <= 7
     ints = lambda name, d: [int(v) for v in os.environ.get(name, d).split(",")]  # noqa: E731
-    cfgs = [(R, BX, SPEC, CW, MIXF, FTR) for R, BX, SPEC, CW, MIXF, FTR in itertools.product(
+    cfgs = [(R, BX, SPEC, CW, MIXF, FTR, HI) for R, BX, SPEC, CW, MIXF, FTR, HI in itertools.product(
         ints("SWAR_R", "1,2,4"), ints("SWAR_BX", "64,128"), ints("SWAR_SPEC", "0,1"), ints("SWAR_CW", "8,16"),
-        ints("SWAR_MIXF", "0,4"), ints("SWAR_FTR", "1,2")) if not (MIXF and CW == 8) and not (FTR == 2 and not MIXF)]
-    for R, BX, SPEC, CW, MIXF, FTR in cfgs:
+        ints("SWAR_MIXF", "0,4"), ints("SWAR_FTR", "1,2"), ints("SWAR_HI", "0"))
+        if not (MIXF and CW == 8) and not (FTR == 2 and not MIXF)]
+    for R, BX, SPEC, CW, MIXF, FTR, HI in cfgs:
         kd = tap_kinds(m, k, bool(SPEC))
         opts = ("-std=c++17", f"-DR={R}", f"-DBX={BX}", f"-DK={k}", f"-DSHIFT={shift}", f"-DCW={CW}",
-                f"-DMIXF={MIXF}", f"-DFTR={FTR}", *(f"-DKD{t}={kd[t]}" for t in range(9)))
+                f"-DMIXF={MIXF}", f"-DFTR={FTR}", f"-DHI={HI}", *(f"-DKD{t}={kd[t]}" for t in range(9)))
         f = cp.RawModule(code=SWAR, options=opts).get_function("f2s")
         d_out = cp.zeros((H, W), np.uint8)
         grid = (-(-(W // CW) // BX), -(-(H - 2) // R))
-        go = lambda: f(grid, (BX,), (d_img, d_out, np.int32(H), np.int32(W), *(np.int32(v) for v in m), *w))  # noqa: E731
+        go = lambda: f(grid, (BX,), (d_img, d_out, np.int32(H), np.int32(W), *(np.int32(v) for v in m), *w,  # noqa: E731
+                                     np.uint32(1 << 17)))
         go()
         ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
         med, mn = proto.timed(go, flush) if ok else (None, None)
-        print(json.dumps(dict(op="filter2d", mode="swar", R=R, BX=BX, SPEC=SPEC, CW=CW, MIXF=MIXF, FTR=FTR, ok=ok,
+        print(json.dumps(dict(op="filter2d", mode="swar", R=R, BX=BX, SPEC=SPEC, CW=CW, MIXF=MIXF, FTR=FTR, HI=HI, ok=ok,
                               regs=f.num_regs, us=med, us_min=mn)), flush=True)
     for S, BX in itertools.product(ints("STRIP_S", "") if os.environ.get("STRIP_S") else [], ints("STRIP_BX", "32,64,128")):
         kd = tap_kinds(m, k, True)
