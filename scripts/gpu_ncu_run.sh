@@ -6,6 +6,7 @@ set -uo pipefail
 tag=$1; preset=$2; shift 2
 env -C /tmp NO_PTX=1 PRESET=$preset ncu --target-processes all --section SpeedOfLight --section LaunchStats \
    --section Occupancy --section InstructionStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+   --section SchedulerStats --section WarpStateStats \
    python $PWD/scripts/twin_profile.py "$@" > "$OUT/ncu_$tag.txt" 2>&1
 echo "ncu exit $?"
-grep -E "^  [A-Za-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Executed Instructions  |Issue Slots Busy|Executed Ipc A|Registers Per|Achieved Occ|Grid Size|Block Size" "$OUT/ncu_$tag.txt" | cut -c1-160
+grep -E "^  [A-Za-z_0-9]+.*\(|Duration|DRAM Throughput|Compute \(SM\) Throughput|Executed Instructions  |Issue Slots Busy|Executed Ipc A|Registers Per|Achieved Occ|Grid Size|Block Size|No Eligible|Stall|Warp Cycles Per Issued|Eligible Warps" "$OUT/ncu_$tag.txt" | cut -c1-160
