@@ -11,9 +11,10 @@ Layout: a thread computes 16 consecutive output columns of ``R`` consecutive out
 streams input rows top to bottom, keeping three rows of 18 converted pixels in registers (each
 pixel is loaded and converted once per thread and used by up to 9 outputs).  Where ``W % 16 ==
 0`` a row's 16 pixels are two aligned 64-bit loads (numba has no 128-bit ones) split into four
-words, and the interior outputs are two 64-bit stores (the two halo pixels are byte loads, L1 hits); otherwise every load and store is a
-byte.  The next input row's loads are issued before the current row's arithmetic, and one
-interior test per thread (``full``) selects the unguarded word stores.  The kernel body is
+words, and the interior outputs are two 64-bit stores (the two halo pixels are byte loads, L1
+hits); otherwise every load and store is a byte.  The next input row's loads are issued before the
+current row's arithmetic, and one interior test per thread (``full``) selects the unguarded word
+stores.  The kernel body is
 generated as straight-line code so the 54 pixels and the accumulators live in registers.
 
 Five arithmetic paths give the same bits; the host picks ``cvt``, ``magic``, ``exact`` or ``swar`` from the
@@ -52,7 +53,8 @@ import numpy as np
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
 from refconv.backends import filter2d_arith as arith_mod
-from refconv.backends.filter2d_arith import ARITH, choose_path, dyadic_exponent, swar_plan
+from refconv.backends.filter2d_arith import (ARITH, TAP_CEIL, TAP_FLOOR, TAP_NONE, TAP_SIGN, choose_path,
+                                             dyadic_exponent, swar_plan)
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
 #: output rows a thread computes.  R = 1 and 8 were measured too (H200, 2026-11-27: 31.9 and
@@ -228,7 +230,8 @@ def _float_cols_row(j: int, slot: int, vec: bool, fcols: int) -> list:
         elif n == 17:
             L.append(f"f{slot}_17 = {conv(f'h{j}_1')}")
         else:
-            L.append(f"f{slot}_{n} = fadd(int_as_float(byte_perm(int32(q{j}_{(n - 1) // 4}), MAGI, SEL{(n - 1) % 4})), NEGM)")
+            q, b = divmod(n - 1, 4)
+            L.append(f"f{slot}_{n} = fadd(int_as_float(byte_perm(int32(q{j}_{q}), MAGI, SEL{b})), NEGM)")
     return L
 
 
@@ -248,8 +251,12 @@ PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
 #: the lane operations: inline int32 expressions on a GPU (numba's 64-bit intermediates, which NVVM
 #: narrows back to 32 bits), the helpers of :func:`_sim_lane_ops` under the simulator
 _LANE_GPU = {"imad": "int32({0} * {1} + {2})", "lanes_floor": "int32({0} & {1})",
-             "lanes_ceil": "int32(({0} + {1}) & {2})", "lanes_sign": "int32(({0} + ((~{0} >> I15) & LANES) * {1}) & {2})"}
-_LANE_TRUNC = {0: None, 1: ("lanes_floor", "CLR"), 2: ("lanes_ceil", "KM2", "CLR"), 3: ("lanes_sign", "MK", "CLR")}
+             "lanes_ceil": "int32(({0} + {1}) & {2})",
+             "lanes_sign": "int32(({0} + ((~{0} >> I15) & LANES) * {1}) & {2})"}
+#: each tap kind's truncation (:func:`refconv.backends.filter2d_arith.tap_kinds`): the lane operation and
+#: its constants
+_LANE_TRUNC = {TAP_NONE: None, TAP_FLOOR: ("lanes_floor", "CLR"), TAP_CEIL: ("lanes_ceil", "KM2", "CLR"),
+               TAP_SIGN: ("lanes_sign", "MK", "CLR")}
 
 
 def _lane(sim: bool, op: str, *args: str) -> str:
@@ -330,8 +337,8 @@ def _output_int(i: int, taps: list, sat: bool, k: int) -> list:
 
 
 def _byte(i: int, sat: bool, path: str, fcols: int = 0) -> str:
-    if path == "swar" and i >= COLS - fcols:        # a float column
-        return f"(uint32(float_as_int(v{i})) & UFF)"
+    if path == "swar" and i >= COLS - fcols:        # a float column: as the float paths
+        return _byte(i, sat, "exact")
     if path == "swar":      # column i: the low lane of pair i, or the high lane of pair i - 2
         hi = i % 4 >= 2
         return f"((uint32(v{i - 2 * hi}) >> S{16 * hi}) & UFF)"
@@ -444,7 +451,8 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         return L + _store(vec, sat, path, fcols)
 
     body += unrolled_rows(rows, step)
-    return "\n".join(["def kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc):"] + ["    " + b for b in body]) + "\n"
+    head = "def kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc):"
+    return "\n".join([head] + ["    " + b for b in body]) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
@@ -463,10 +471,12 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
-              BIAS2=np.int32(-0x7FFF8000), KSC=np.float32(2.0 ** -k), MK=np.int32((1 << k) - 1), KM2=np.int32(((1 << k) - 1) * 0x10001),
-              CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16), I15=np.int32(15), LANES=np.int32(0x10001), SWE=np.int32(0x4240),
+              BIAS2=np.int32(-0x7FFF8000), KSC=np.float32(2.0 ** -k), MK=np.int32((1 << k) - 1),
+              KM2=np.int32(((1 << k) - 1) * 0x10001), CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16),
+              I15=np.int32(15), LANES=np.int32(0x10001), SWE=np.int32(0x4240),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
-              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)}, M32=np.uint64(0xFFFFFFFF))
+              **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
+              M32=np.uint64(0xFFFFFFFF))
     return jit_source(cuda, src, fname, ns, max_registers)
 
 

@@ -7,9 +7,9 @@ before the current row's arithmetic and stores; where ``W % 16 == 0`` a row's 16
 16-byte load and, where the work-item's 16 columns are all interior (tested once), its outputs one
 16-byte store.  The ``swar`` path (``filter2d_arith.swar_plan``) holds a row as 16 column pairs
 ``x[c] | x[c+2] << 16`` and computes two outputs in one uint; its build options carry ``k``, the tap
-kinds and the float columns (``-DKEXP``, ``-DKINDS``, ``-DFCOLS``).  Off the ``cvt`` path a pixel byte becomes ``as_float(0x4B000000 | x) - 2**23`` and the
-output is ``v = rd(trunc(s) * 2**-shift + 1.5 * 2**23)`` (clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]``
-to saturate), the low byte of whose bits is the wrapped ``trunc(s) >> shift``; ``2**-shift`` is the
+kinds and the float columns (``-DKEXP``, ``-DKINDS``, ``-DFCOLS``).  Off the ``cvt`` path a pixel byte
+becomes ``as_float(0x4B000000 | x) - 2**23`` and the output is ``v = rd(trunc(s) * 2**-shift + 1.5 * 2**23)``
+(clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]`` to saturate), the low byte of whose bits is the wrapped ``trunc(s) >> shift``; ``2**-shift`` is the
 kernel argument ``sc``.  On NVIDIA (``-DUSE_PTX``) the round-toward-zero add is PTX ``add.rz.f32``, the
 round-down scale ``fma.rm.f32`` and the byte moves ``prmt.b32`` byte permutes; elsewhere portable OpenCL
 C giving the same bits (a TwoSum-corrected add, ``floor(t * sc) + 1.5 * 2**23``, shifts and masks).
