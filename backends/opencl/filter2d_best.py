@@ -9,8 +9,8 @@ before the current row's arithmetic and stores; where ``W % 16 == 0`` a row's 16
 ``x[c] | x[c+2] << 16`` and computes two outputs in one uint; its build options carry ``k``, the tap
 kinds and the float columns (``-DKEXP``, ``-DKINDS``, ``-DFCOLS``).  Off the ``cvt`` path a pixel byte
 becomes ``as_float(0x4B000000 | x) - 2**23`` and the output is ``v = rd(trunc(s) * 2**-shift + 1.5 * 2**23)``
-(clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]`` to saturate), the low byte of whose bits is the wrapped ``trunc(s) >> shift``; ``2**-shift`` is the
-kernel argument ``sc``.  On NVIDIA (``-DUSE_PTX``) the round-toward-zero add is PTX ``add.rz.f32``, the
+(clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]`` to saturate), the low byte of whose bits is the
+wrapped ``trunc(s) >> shift``; ``2**-shift`` is the kernel argument ``sc``.  On NVIDIA (``-DUSE_PTX``) the round-toward-zero add is PTX ``add.rz.f32``, the
 round-down scale ``fma.rm.f32`` and the byte moves ``prmt.b32`` byte permutes; elsewhere portable OpenCL
 C giving the same bits (a TwoSum-corrected add, ``floor(t * sc) + 1.5 * 2**23``, shifts and masks).
 """
@@ -84,7 +84,8 @@ def _make(rows: int) -> Variant:
 
     return Variant(
         op="filter2d", backend="opencl", name=name, run=run, supports=dict(SUPPORTS),
-        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64), Param("arith", tuple(a for a in ARITH if a != "int"), "auto")),
+        params=(Param("wg_x", (8, 16, 32, 64, 128, 256), 64),
+                Param("arith", tuple(a for a in ARITH if a != "int"), "auto")),     # no int path here
         available=oc.available, writes="interior", constraint=constraint, origin=ORIGIN,
         doc=(f"3x3 uint8 filter, a work-item computes 16 columns x {rows} rows from register-held input rows, "
              "the next row's loads issued before the row's arithmetic (one 16-byte load a row and one 16-byte "
