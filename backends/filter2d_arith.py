@@ -10,12 +10,31 @@ import numpy as np
 PATHS = ("cvt", "magic", "exact", "int", "swar")
 ARITH = ("auto", "cvt", "float", "int")
 #: on the ``swar`` path, how many of a thread's 16 columns (the last ones; 0 or 4) take the float
-#: ``exact`` arithmetic with ``trunc`` on every tap instead of the lanes: the lanes keep the integer
-#: pipe busy and leave the conversion unit idle, so a quarter of the columns there and on the float
-#: pipe shortens the busiest pipe (CUDA C prototypes on an H100, scripts/gpu_swar_probe.py: 15.8 us
-#: with 4 float columns, 16.7 us with none).  Read at each run by both twins, so that a sweep can
-#: time both settings.
-SWAR_FLOAT_COLS = 4
+#: ``exact`` arithmetic with ``trunc`` on every tap instead of the lanes.  Four shortened the
+#: busiest pipe while a sign tap moved its bit down by a shift (the integer ALU; H100: 17.2 us
+#: against 17.8 with none); with the multiply-high sign test (:data:`SWAR_SIGN`) the lanes share
+#: the integer ALU and the multiply pipe, and none is as fast at R = 2 (17.1 against 17.1 us) and
+#: faster at R = 5 (Numba 17.3 against 18.8, OpenCL 16.4 against 17.7; docs/performance.md, issue
+#: 24's seventh round).  Read at each run by both twins, so that a sweep can time both settings.
+SWAR_FLOAT_COLS = 0
+#: on the ``swar`` path, how a sign tap (``TAP_SIGN``) moves each lane's bit 15 down to its units:
+#: ``"shift"``, ``(0x10001 & ~(s >> 15)) * (2**k - 1)`` (a shift and one logic op: the integer ALU);
+#: ``"hi"``, the high word of ``(~s & 0x80008000) * ((2**k - 1) << 17)``, which is ``2**k - 1`` in
+#: every lane whose bit 15 is clear (a multiply-add high, ``IMAD.HI``: the multiply pipe; ptxas
+#: adds a zeroed register for the low word of its 64-bit addend, often one more instruction); or
+#: ``"mixed"``: the multiply high on odd taps and the shift on even ones.  H100, the preset
+#: (issue 24's seventh round, docs/performance.md): shift 15.9 / 15.6 us (Numba R2 / OpenCL R5),
+#: mixed 16.3 / 15.8, hi 17.0 / 16.2.  Read at each run by both twins, so that a sweep can time each.
+SWAR_SIGN = "shift"
+SWAR_SIGNS = ("hi", "shift", "mixed")
+
+
+def swar_sign() -> str:
+    """:data:`SWAR_SIGN`, checked against :data:`SWAR_SIGNS`."""
+    if SWAR_SIGN not in SWAR_SIGNS:
+        raise ValueError(f"filter2d_arith.SWAR_SIGN={SWAR_SIGN!r} not accepted; accepted: "
+                         + ", ".join(repr(v) for v in SWAR_SIGNS))
+    return SWAR_SIGN
 #: the tap kinds of the ``swar`` path (:func:`tap_kinds`)
 TAP_NONE, TAP_FLOOR, TAP_CEIL, TAP_SIGN = 0, 1, 2, 3
 

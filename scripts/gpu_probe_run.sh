@@ -8,7 +8,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gp
 which nvdisasm cuobjdump
 (cd /tmp && timeout ${PROTO_LIMIT:-200} python "$OLDPWD/scripts/gpu_proto_probe.py" ${PROTO_OPS:-}) > "$OUT/proto.txt" 2>&1
 echo "proto exit $?"; cat "$OUT/proto.txt" | cut -c1-200
-for spec in "filter2d-u8-3x3-3072 numba_cuda/best_R4 opencl/best_R4" "sobel-4096x3072 numba_cuda/best_R8 opencl/best_R8"; do
+for spec in "filter2d-u8-3x3-3072 numba_cuda/best_R5 opencl/best_R5" "sobel-4096x3072 numba_cuda/best_R8 opencl/best_R8"; do
   set -- $spec; preset=$1; shift
   env -C /tmp NO_PTX=1 PRESET=$preset timeout 150 ncu --target-processes all --section SpeedOfLight --section Occupancy \
      --section WarpStateStats --section SchedulerStats --section InstructionStats --section MemoryWorkloadAnalysis \

@@ -21,7 +21,7 @@ from refconv.session import configure_backends
 configure_backends({"cuda": "gpu", "opencl": "nvidia"})
 #: row counts the sweep times besides the shipped ones (each best_R{R} is a variant of its own; the
 #: extra ones exist only in this script, registered before the registry loads)
-EXTRA_ROWS = {"filter2d": (3, 6), "sobel": (3, 6)}
+EXTRA_ROWS = {"filter2d": (3, 4, 6), "sobel": (3, 6)}
 
 
 def _extra_rows():
@@ -37,9 +37,15 @@ _extra_rows()
 #: row counts, block widths and register caps (``maxregN``), and the seed variants the issue compares with
 CASES = {
     "filter2d-u8-3x3-3072": [
-        *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4)],
+        *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4, 5)],
+        # swar with the sign taps' bit 15 moved down by a shift instead of a multiply high, or by
+        # each on alternate taps
+        *[(f"filter2d/{b}/best_R{r}", {}, f"sign_{m}") for b in ("numba_cuda", "opencl") for r in (2, 5)
+          for m in ("shift", "mixed")],
         # swar with every column on the lanes (no float columns)
-        *[(f"filter2d/{b}/best_R{r}", {}, "fcols0") for b in ("numba_cuda", "opencl") for r in (2, 4)],
+        *[(f"filter2d/{b}/best_R{r}", {}, "fcols0") for b in ("numba_cuda", "opencl") for r in (2, 4, 5)],
+        *[(f"filter2d/{b}/best_R{r}", {}, f"maxreg{n}") for b in ("numba_cuda", "opencl") for r in (2, 5)
+          for n in (64, 56)],
         # arith=float: the float paths (the preset's weights take exact), as shipped before the two-lane path
         *[(f"filter2d/{b}/best_R{r}", {"arith": "float"}) for b in ("numba_cuda", "opencl") for r in (2, 4)],
         *[(f"filter2d/numba_cuda/best_R2", {"bx": bx}) for bx in (32, 128)],
@@ -59,13 +65,14 @@ def _build(kind):
     the gray products as subtract and multiply instead of one fma, ``-DGRAY_FMA=0``), ``no_ptx``
     (OpenCL sobel: the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both),
     ``maxregN`` (both backends: at most N registers a thread: numba's ``max_registers``, NVIDIA
-    OpenCL's ``-cl-nv-maxrregcount``), ``fcols0`` (filter2d's swar path with no float columns)."""
+    OpenCL's ``-cl-nv-maxrregcount``), ``fcols0`` (filter2d's swar path with no float columns),
+    ``sign_shift``, ``sign_mixed`` (filter2d's swar path with ``SWAR_SIGN = "shift"``, ``"mixed"``)."""
     import contextlib
     from refconv.backends import filter2d_arith
     from refconv.backends.numba_cuda import filter2d_best as nfb, sobel_best as nsb
     from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
     mods = (fb, sb)
-    fcols = filter2d_arith.SWAR_FLOAT_COLS
+    fcols, sign = filter2d_arith.SWAR_FLOAT_COLS, filter2d_arith.SWAR_SIGN
 
     @contextlib.contextmanager
     def ctx():
@@ -79,6 +86,8 @@ def _build(kind):
             sb.options = lambda *a: tuple(o for o in orig[sb](*a) if o != "-DUSE_PTX") + extra
         elif kind == "fcols0":                          # swar: no float columns
             filter2d_arith.SWAR_FLOAT_COLS = 0
+        elif kind in ("sign_shift", "sign_mixed"):      # swar: sign taps by a shift, or alternating
+            filter2d_arith.SWAR_SIGN = kind[len("sign_"):]
         elif kind and kind.startswith("maxreg"):
             n = int(kind[len("maxreg"):])
             for m in mods:
@@ -86,14 +95,14 @@ def _build(kind):
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = n
         elif kind:
             raise ValueError(f"build {kind!r} not accepted; accepted: trunc_all, gray_mul, no_ptx, "
-                             "no_ptx_gray_mul, maxregN, fcols0")
+                             "no_ptx_gray_mul, maxregN, fcols0, sign_shift, sign_mixed")
         try:
             yield
         finally:
             for m in mods:
                 m.options = orig[m]
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = None
-            filter2d_arith.SWAR_FLOAT_COLS = fcols
+            filter2d_arith.SWAR_FLOAT_COLS, filter2d_arith.SWAR_SIGN = fcols, sign
     return ctx()
 
 
@@ -102,6 +111,9 @@ rows = []
 #: variant ids that match it (fnmatch, e.g. '*/numba_cuda/best_*')
 only = [n for n in os.environ.get("SWEEP_PRESETS", "").split(",") if n]
 match = os.environ.get("SWEEP_MATCH", "*")
+#: SWEEP_BUILDS=shipped,fcols0,...: only the cases of those builds ("shipped": none) and without
+#: launch parameters of their own (default: every case)
+builds = [b for b in os.environ.get("SWEEP_BUILDS", "").split(",") if b]
 for pname, cases in CASES.items():
     if only and pname not in only:
         continue
@@ -112,6 +124,8 @@ for pname, cases in CASES.items():
             continue
         v = registry.get(vid)
         build = build[0] if build else None
+        if builds and ((build or "shipped") not in builds or params):
+            continue
         p = {**v.default_params(), **params}
         kept: dict = {}
         with _build(build):

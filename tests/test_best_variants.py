@@ -202,7 +202,7 @@ def _filter2d_cases():
                 yield F2D.format(h=h, w=w, shift=(0, 3, 8, 5)[k], cast=cast, image="random.5", weights=weights), path
 
 
-@pytest.mark.parametrize("rows", [2, 4])
+@pytest.mark.parametrize("rows", [2, 5])
 def test_numba_filter2d_best_matches_the_spec_on_every_path_and_layout(sim, rows):
     for spec, path in _filter2d_cases():
         assert choose_path(Problem.parse(spec).inputs["weights"].astype(np.float32)) == path
@@ -222,7 +222,7 @@ def test_arith_int_takes_the_integer_path_where_the_sums_are_exact_and_the_auto_
         assert choose_path(ws.inputs["weights"].astype(np.float32), "int") == path
 
 
-@pytest.mark.parametrize("rows", [2, 4])
+@pytest.mark.parametrize("rows", [2, 5])
 def test_numba_filter2d_best_integer_path_matches_the_spec(sim, rows):
     """arith=int: the exact sums in int32 units of 2**-k, truncation toward zero by an add of the
     sign's 2**k - 1 and a mask; quarters (k = 2), integers (k = 0) and eighths (k = 3), negative
@@ -240,7 +240,7 @@ def test_numba_filter2d_best_integer_path_matches_the_spec(sim, rows):
     assert r.status == "pass", r.message
 
 
-@pytest.mark.parametrize("rows", [2, 4])
+@pytest.mark.parametrize("rows", [2, 5])
 def test_opencl_filter2d_best_matches_the_spec_on_every_path_and_layout(pocl, rows):
     for spec, _ in _filter2d_cases():
         _judge(f"filter2d/opencl/best_R{rows}", spec, {"wg_x": 8, "arith": "auto"})
@@ -262,6 +262,34 @@ SWAR_WEIGHTS = (
 )
 
 
+@pytest.mark.parametrize("k", range(8))
+def test_the_multiply_high_sign_test_adds_2k_minus_1_to_exactly_the_lanes_whose_bit_15_is_clear(k):
+    """hi32((~s & 0x80008000) * ((2**k - 1) << 17)) + s, for every low lane and a spread of high lanes
+    (the numba twin's simulator helper, the formula of both twins' GPU code), against the lanes
+    taken apart: each lane gains 2**k - 1 where its bit 15 is clear, and the mask keeps it a
+    multiple of 2**k."""
+    from refconv.backends.numba_cuda.filter2d_best import _sim_lane_ops
+    op = _sim_lane_ops()["lanes_sign_hi"]
+    mk = (1 << k) - 1
+    clr = ~(mk * 0x10001)
+    lo = np.arange(1 << 16, dtype=np.int64)
+    for hi in (0, 1, 0x7FFF - mk, 0x7FFF, 0x8000, 0xFFFF - mk, 0x1234, 0xC3A5):
+        s = lo | (hi << 16)
+        got = np.array([op(int(v - (1 << 32) if v >= 1 << 31 else v), -0x7FFF8000, mk << 17, clr)
+                        for v in s[::97]], np.int64) & 0xFFFFFFFF
+        want_lo = ((lo + np.where(lo & 0x8000, 0, mk)) & ~mk)[::97]
+        want_hi = (hi + (0 if hi & 0x8000 else mk)) & ~mk & 0xFFFF
+        np.testing.assert_array_equal(got & 0xFFFF, want_lo & 0xFFFF)
+        np.testing.assert_array_equal(got >> 16, (want_hi + (want_lo >> 16)) & 0xFFFF)
+
+
+def test_an_unknown_sign_test_is_refused_naming_the_accepted_ones(monkeypatch):
+    from refconv.backends import filter2d_arith
+    monkeypatch.setattr(filter2d_arith, "SWAR_SIGN", "shfit")
+    with pytest.raises(ValueError, match=r"SWAR_SIGN='shfit' not accepted; accepted: 'hi', 'shift', 'mixed'"):
+        filter2d_arith.swar_sign()
+
+
 def _swar_cases():
     for w, k, kinds in SWAR_WEIGHTS:
         for n, (h, wd) in enumerate(SHAPES_F2D + ((7, 48),)):
@@ -273,21 +301,22 @@ def _swar_cases():
                 yield p.with_inputs({"image": img, "weights": w.reshape(3, 3)}), k, kinds
 
 
-@pytest.mark.parametrize("fcols", [4, 0])
+@pytest.mark.parametrize("fcols,sign", [(0, "hi"), (4, "hi"), (0, "shift"), (4, "mixed")])
 @pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R2", {"bx": 32}),
-                                        ("filter2d/numba_cuda/best_R4", {"bx": 32}),
+                                        ("filter2d/numba_cuda/best_R5", {"bx": 32}),
                                         ("filter2d/opencl/best_R2", {"wg_x": 8}),
-                                        ("filter2d/opencl/best_R4", {"wg_x": 8})])
-def test_filter2d_best_two_lane_path_matches_the_spec(request, monkeypatch, vid, params, fcols):
+                                        ("filter2d/opencl/best_R5", {"wg_x": 8})])
+def test_filter2d_best_two_lane_path_matches_the_spec(request, monkeypatch, vid, params, fcols, sign):
     """arith=auto with a wrapped output takes the two-lane path: every tap kind (mask, add and mask,
     sign test, none), k = 0, 2, 3, the lanes' ends (a uint8 image of 255s under weights whose
     negative or positive m sum to 128), both layouts (W % 16 == 0 and bytes), one output row,
-    shifts up to 7 - k; with the last 4 columns on the float path (as shipped) and with none; the
-    kernel's bits against the spec's."""
+    shifts up to 7 - k; with the last 4 columns on the float path (as shipped) and with none, the
+    sign test by a multiply high (as shipped) and by a shift; the kernel's bits against the spec's."""
     from refconv.backends import filter2d_arith
     from refconv.backends.filter2d_arith import swar_plan
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
     monkeypatch.setattr(filter2d_arith, "SWAR_FLOAT_COLS", fcols)
+    monkeypatch.setattr(filter2d_arith, "SWAR_SIGN", sign)
     for p, k, kinds in _swar_cases():
         w = p.inputs["weights"].astype(np.float32)
         plan = swar_plan(w, p.option("shift"), False)
@@ -349,12 +378,12 @@ def test_sobel_best_writes_every_row_whatever_the_rows_left_for_the_last_block(r
             _judge(vid, SOBEL.format(ch=4, h=h, w=w, mag="l1", image="random.2"), params)
 
 
-@pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R4", {"bx": 32, "arith": "auto"}),
-                                        ("filter2d/opencl/best_R4", {"wg_x": 8, "arith": "auto"})])
+@pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R5", {"bx": 32, "arith": "auto"}),
+                                        ("filter2d/opencl/best_R5", {"wg_x": 8, "arith": "auto"})])
 def test_filter2d_best_writes_every_row_whatever_the_rows_left_for_the_last_block(request, vid, params):
-    """As for Sobel: 4 = 3 + 1 rows a block, every height from one output row to two blocks."""
+    """As for Sobel: 5 rows a block, every height from one output row to two blocks."""
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
-    for h in _row_count_cases(4):
+    for h in _row_count_cases(5):
         _judge(vid, F2D.format(h=h, w=32, shift=4, cast="wrap", image="random.4", weights="exact.2"), params)
 
 

@@ -39,9 +39,11 @@ weights and the output stage (``arith="auto"``; ``arith="float"``: never ``swar`
 * ``swar`` (where :func:`refconv.backends.filter2d_arith.swar_plan` allows: small dyadic weights,
   a wrapped output, ``k + shift <= 7``): output columns ``i`` and ``i + 2`` in the two 16-bit lanes of
   one int32, one multiply-add a tap for both and the tap's truncation toward zero chosen from the
-  weights' signs (:func:`_output_swar`); the last ``SWAR_FLOAT_COLS`` columns take ``exact`` with
-  ``truncf`` on every tap (:func:`_output_float_col`), so that the conversion unit shares the work
-  (H100: 17.2 us on the preset against 19.0 us for ``exact``, docs/performance.md).
+  weights' signs (:func:`_output_swar`; a sign tap moves each lane's bit 15 down by a shift, or
+  by a multiply high, ``IMAD.HI``, as ``filter2d_arith.SWAR_SIGN`` says); the last
+  ``SWAR_FLOAT_COLS`` columns (none by default) may take ``exact`` with ``truncf`` on every tap
+  (:func:`_output_float_col`), so that the conversion unit shares the work (H100: 16.0 us on the
+  preset at R = 2, 16.5 at R = 5, against 19.0 us for ``exact``, docs/performance.md).
 """
 from __future__ import annotations
 
@@ -57,10 +59,11 @@ from refconv.backends.filter2d_arith import (ARITH, TAP_CEIL, TAP_FLOOR, TAP_NON
                                              dyadic_exponent, swar_plan)
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
-#: output rows a thread computes.  R = 1 and 8 were measured too (H200, 2026-11-27: 31.9 and
-#: 34.3 us against 30.4 us for R = 2 and 4, docs/performance.md) and left out: each R is a
-#: kernel of its own, and every one costs the compile check (~23 s of CPU) and CI its conformance
-ROWS = (2, 4)
+#: output rows a thread computes.  R = 5 makes the preset's grid one wave on an H100 at 14 blocks
+#: of 64 an SM (1842 blocks; R = 2: 2.49 waves, R = 4: 1.25); R = 1, 3, 4, 6 and 8 were measured
+#: too (docs/performance.md, issue 24's seventh round) and left out: each R is a kernel of its
+#: own, and every one costs the compile check (~23 s of CPU) and CI its conformance
+ROWS = (2, 5)
 COLS = 16
 #: threads a block by default: a preset row of 3072 is 192 chunks of 16 columns, which 64 divides
 #: (128 left a quarter of every second block idle)
@@ -128,7 +131,9 @@ def _sim_lane_ops() -> dict:
     return dict(imad=lambda a, b, c: i32(int(a) * int(b) + int(c)),
                 lanes_floor=lambda s, clr: i32(int(s) & int(clr)),
                 lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
-                lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)))
+                lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)),
+                lanes_sign_hi=lambda s, signs, mkhi, clr: i32(
+                    (int(s) + (((~int(s) & int(signs) & 0xFFFFFFFF) * (int(mkhi) & 0xFFFFFFFF)) >> 32)) & int(clr)))
 
 
 def device_ops() -> dict:
@@ -140,7 +145,7 @@ def device_ops() -> dict:
     else:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
-                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm)
+                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm, umulhi=L.umulhi)
     return ops
 
 
@@ -252,29 +257,35 @@ PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
 #: narrows back to 32 bits), the helpers of :func:`_sim_lane_ops` under the simulator
 _LANE_GPU = {"imad": "int32({0} * {1} + {2})", "lanes_floor": "int32({0} & {1})",
              "lanes_ceil": "int32(({0} + {1}) & {2})",
-             "lanes_sign": "int32(({0} + ((~{0} >> I15) & LANES) * {1}) & {2})"}
+             "lanes_sign": "int32(({0} + (LANES & ~({0} >> I15)) * {1}) & {2})",
+             "lanes_sign_hi": "int32(({0} + umulhi(int32(~{0} & {1}), {2})) & {3})"}
 #: each tap kind's truncation (:func:`refconv.backends.filter2d_arith.tap_kinds`): the lane operation and
 #: its constants
 _LANE_TRUNC = {TAP_NONE: None, TAP_FLOOR: ("lanes_floor", "CLR"), TAP_CEIL: ("lanes_ceil", "KM2", "CLR"),
                TAP_SIGN: ("lanes_sign", "MK", "CLR")}
+#: ``TAP_SIGN`` with ``SWAR_SIGN == "hi"``: the lane's bit 15 moved down by a multiply-add high
+_LANE_SIGN_HI = ("lanes_sign_hi", "SIGNS", "MKHI", "CLR")
 
 
 def _lane(sim: bool, op: str, *args: str) -> str:
     return f"{op}({', '.join(args)})" if sim else _LANE_GPU[op].format(*args)
 
 
-def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
+def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "hi") -> list:
     """Lines computing ``v{i}``, the lanes of output columns ``i`` and ``i + 2`` (the ``swar`` path,
     :func:`refconv.backends.filter2d_arith.swar_plan`): ``s = 2**15 * 0x10001`` (the bias of both
     lanes), then per tap ``s = m * X + s`` (``X`` the tap's column pair) and the tap's truncation
     (its kind: none, mask, add and mask, or add ``2**k - 1`` to the lanes whose bit 15 is clear and
-    mask); ``v = s >> (k + shift)``, whose bytes 0 and 2 are the two outputs (wrapped)."""
+    mask, that bit moved down as ``sign`` says, :data:`refconv.backends.filter2d_arith.SWAR_SIGN`);
+    ``v = s >> (k + shift)``, whose bytes 0 and 2 are the two outputs (wrapped)."""
     L = []
     for t in range(9):
         a, b = divmod(t, 3)
         L.append("s = " + _lane(sim, "imad", f"w{t}", f"p{rows[a]}_{i + b}", "BIAS2" if t == 0 else "s"))
-        if _LANE_TRUNC[kinds[t]]:
-            L.append("s = " + _lane(sim, _LANE_TRUNC[kinds[t]][0], "s", *_LANE_TRUNC[kinds[t]][1:]))
+        hi = sign == "hi" or (sign == "mixed" and t % 2 == 1)
+        op = _LANE_SIGN_HI if kinds[t] == TAP_SIGN and hi else _LANE_TRUNC[kinds[t]]
+        if op:
+            L.append("s = " + _lane(sim, op[0], "s", *op[1:]))
     L.append(f"v{i} = int32(s >> ks)")
     return L
 
@@ -390,13 +401,19 @@ def _store(vec: bool, sat: bool, path: str, fcols: int = 0) -> list:
     return L
 
 
-def unrolled_rows(rows: int, step) -> list:
-    """The row loop over ``rows`` output rows, unrolled by three: ``step(j, slots)`` gives the lines of
-    output row ``r0 + k + j`` from the register rows ``slots`` = (top, middle, bottom), the bottom one
-    to be filled.  Within an iteration the slots rotate (0, 1, 2), (1, 2, 0), (2, 0, 1), so that
-    after three rows they are back where they started and no register row is copied (a rolled loop
-    copies two rows of registers an output row).  Where ``rows`` is not a multiple of three, a
-    row past ``rows`` returns."""
+def unrolled_rows(rows: int, step, full: bool = False) -> list:
+    """The row loop over ``rows`` output rows, unrolled by three (``full``: not a loop at all, every
+    row its own code, as the OpenCL twins' ``#pragma unroll`` does): ``step(j, slots)`` gives the
+    lines of output row ``r0 + k + j`` from the register rows ``slots`` = (top, middle, bottom), the
+    bottom one to be filled.  Within an iteration the slots rotate (0, 1, 2), (1, 2, 0), (2, 0, 1),
+    so that after three rows they are back where they started and no register row is copied (a
+    rolled loop copies two rows of registers an output row).  Where ``rows`` is not a multiple of
+    three, a row past ``rows`` returns."""
+    if full:
+        L = ["k = 0"]
+        for j in range(rows):
+            L += step(j, (j % 3, (j + 1) % 3, (j + 2) % 3))
+        return L
     L = []
     for j in range(min(rows, 3)):
         if j and rows % 3:
@@ -408,11 +425,11 @@ def unrolled_rows(rows: int, step) -> list:
 
 
 def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
-           fcols: int = 0) -> str:
+           fcols: int = 0, sign: str = "hi") -> str:
     """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
-    third loaded before the loop over the ``rows`` output rows (:func:`unrolled_rows`: unrolled by
-    three, the register rows renamed instead of copied), each of which converts the loaded row
+    third loaded before the ``rows`` output rows (:func:`unrolled_rows`, fully unrolled, the register
+    rows renamed instead of copied), each of which converts the loaded row
     into the bottom register row, loads the row after it (issued before this row's arithmetic and
     stores, so the load overlaps them; not on the band's last row, whose next row no output of the
     thread uses), computes and stores."""
@@ -435,14 +452,12 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
         L += _convert_row(2, slots[2], path, vec, fcols)
         nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
-        if rows > 3:             # the band's last row loads nothing after it
-            L += [f"if k + {j} + 1 < {rows}:"] + ["    " + x for x in nxt]
-        elif j + 1 < rows:
+        if j + 1 < rows:         # every row its own code: the band's last row loads nothing after it
             L += nxt
         if path == "swar":
             for i in PAIRS:
                 if i + 2 < COLS - fcols:
-                    L += _output_swar(i, slots, kinds, sim)
+                    L += _output_swar(i, slots, kinds, sim, sign)
             for i in range(COLS - fcols, COLS):
                 L += _output_float_col(i, slots)
         else:
@@ -450,18 +465,18 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
                 L += _output(i, path, slots, sat, k)
         return L + _store(vec, sat, path, fcols)
 
-    body += unrolled_rows(rows, step)
+    body += unrolled_rows(rows, step, full=True)
     head = "def kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc):"
     return "\n".join([head] + ["    " + b for b in body]) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
 def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
-            kinds: tuple = (), fcols: int = 0):
+            kinds: tuple = (), fcols: int = 0, sign: str = "hi"):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols)
-    tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}:f{fcols}"}.get(path, "")
+    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign)
+    tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}:f{fcols}:{sign}"}.get(path, "")
     fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'} "
              f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
@@ -473,7 +488,8 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
               BIAS2=np.int32(-0x7FFF8000), KSC=np.float32(2.0 ** -k), MK=np.int32((1 << k) - 1),
               KM2=np.int32(((1 << k) - 1) * 0x10001), CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16),
-              I15=np.int32(15), LANES=np.int32(0x10001), SWE=np.int32(0x4240),
+              I15=np.int32(15), LANES=np.int32(0x10001), SIGNS=np.int32(-0x7FFF8000),
+              MKHI=np.int32(((1 << k) - 1) << 17), SWE=np.int32(0x4240),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
               M32=np.uint64(0xFFFFFFFF))
@@ -508,7 +524,7 @@ def _make_run(rows: int):
         if path == "swar":
             kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
         k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
-                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0)
+                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, arith_mod.swar_sign())
         if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
         d_out, n = rc.to_device_poisoned(out, pad_to=8)

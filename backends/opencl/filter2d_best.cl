@@ -24,7 +24,9 @@
  *      the 16 in the low and high 16-bit lanes, each lane 2^15 + the exact partial sum in units of
  *      2^-KEXP (the weights m * 2^-KEXP, m integers read as (int)(w * 2^KEXP)); a tap is
  *      s = m * pair + s, then the tap's truncation toward zero (KINDS, a nibble a tap: 0 none,
- *      1 mask, 2 add 2^KEXP - 1 and mask, 3 add it to the lanes whose bit 15 is clear and mask);
+ *      1 mask, 2 add 2^KEXP - 1 and mask, 3 add it to the lanes whose bit 15 is clear and mask,
+ *      that bit moved down by mul_hi with SIGNHI=1, by a shift with SIGNHI=0, by mul_hi on odd
+ *      taps and a shift on even ones with SIGNHI=2);
  *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs.  A row is held as its 16
  *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.  The last FCOLS (0 or 4) columns take path 2's
  *      fma a tap instead, with trunc() (the conversion unit, idle under the lanes' integer work)
@@ -60,6 +62,10 @@
 #endif
 #ifndef FCOLS
 #define FCOLS 0                               /* PATH 3: the last FCOLS (0 or 4) columns on the float path */
+#endif
+#ifndef SIGNHI
+#define SIGNHI 1                              /* PATH 3: a sign tap's bit 15 moved down by mul_hi (1), a shift (0),
+                                                 or mul_hi on odd taps and a shift on even ones (2) */
 #endif
 
 #define MAGIC 8388608.0f
@@ -226,8 +232,12 @@ inline uint lanes_trunc(const uint s, const int t)
         return s & CLR;
     if (kind == 2)
         return (s + KM2) & CLR;
+    /* the high word of (~s & 0x80008000) * (MK << 17) is MK in each lane whose bit 15 is clear:
+       a multiply-add high (the multiply pipe) instead of a shift (the integer ALU) */
+    if (kind == 3 && (SIGNHI == 1 || (SIGNHI == 2 && (t & 1))))
+        return (s + mul_hi(~s & 0x80008000u, MK << 17)) & CLR;
     if (kind == 3)
-        return (s + ((~s >> 15) & 0x10001u) * MK) & CLR;
+        return (s + (0x10001u & ~(s >> 15)) * MK) & CLR;
     return s;
 }
 

@@ -7,7 +7,8 @@ before the current row's arithmetic and stores; where ``W % 16 == 0`` a row's 16
 16-byte load and, where the work-item's 16 columns are all interior (tested once), its outputs one
 16-byte store.  The ``swar`` path (``filter2d_arith.swar_plan``) holds a row as 16 column pairs
 ``x[c] | x[c+2] << 16`` and computes two outputs in one uint; its build options carry ``k``, the tap
-kinds and the float columns (``-DKEXP``, ``-DKINDS``, ``-DFCOLS``).  Off the ``cvt`` path a pixel byte
+kinds, the float columns and the sign tests' form (``-DKEXP``, ``-DKINDS``, ``-DFCOLS``,
+``-DSIGNHI``).  Off the ``cvt`` path a pixel byte
 becomes ``as_float(0x4B000000 | x) - 2**23`` and the output is ``v = rd(trunc(s) * 2**-shift + 1.5 * 2**23)``
 (clamped to ``[1.5 * 2**23, 1.5 * 2**23 + 255]`` to saturate), the low byte of whose bits is the
 wrapped ``trunc(s) >> shift``; ``2**-shift`` is the kernel argument ``sc``.  On NVIDIA (``-DUSE_PTX``) the round-toward-zero add is PTX ``add.rz.f32``, the
@@ -28,11 +29,13 @@ from ._source import shared_source
 
 SRC_NAME = "filter2d_best.cl"
 SRC = shared_source("pack4.cl", SRC_NAME)
-#: output rows a thread computes.  R = 1 and 8 were measured too (H200, 2026-11-27: 31.9 and
-#: 34.3 us against 30.4 us for R = 2 and 4, docs/performance.md) and left out: each R is a
-#: kernel of its own, and every one costs the compile check (~23 s of CPU) and CI its conformance
-ROWS = (2, 4)
+#: output rows a thread computes.  R = 5 makes the preset's grid one wave on an H100 at 14 blocks
+#: of 64 an SM (1842 blocks; R = 2: 2.49 waves, R = 4: 1.25); R = 1, 3, 4, 6 and 8 were measured
+#: too (docs/performance.md, issue 24's seventh round) and left out: each R is a kernel of its
+#: own, and every one costs the compile check (~23 s of CPU) and CI its conformance
+ROWS = (2, 5)
 _PATH_NUM = {"cvt": 0, "magic": 1, "exact": 2, "swar": 3}
+_SIGNHI = {"shift": 0, "hi": 1, "mixed": 2}
 
 SUPPORTS = {
     "dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
@@ -45,12 +48,13 @@ ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads/stores per w
 def options(rows: int, path: str, vec: bool, sat: bool = False, plan=None) -> tuple:
     """The build options of one specialisation (``-DUSE_PTX`` on the NVIDIA target; on the ``swar``
     path ``plan`` is :func:`~refconv.backends.filter2d_arith.swar_plan`'s ``(k, m, kinds)``: ``-DKEXP``
-    and the tap kinds as ``-DKINDS``, a nibble a tap)."""
+    and the tap kinds as ``-DKINDS``, a nibble a tap; ``-DFCOLS`` and ``-DSIGNHI`` from
+    :mod:`~refconv.backends.filter2d_arith`'s ``SWAR_FLOAT_COLS`` and ``SWAR_SIGN``)."""
     opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}", f"-DSAT={int(sat)}")
     if path == "swar":
         k, _, kinds = plan
         opts += (f"-DKEXP={k}", "-DKINDS=0x" + "".join(str(d) for d in reversed(kinds)),
-                 f"-DFCOLS={arith_mod.SWAR_FLOAT_COLS}")
+                 f"-DFCOLS={arith_mod.SWAR_FLOAT_COLS}", f"-DSIGNHI={_SIGNHI[arith_mod.swar_sign()]}")
     return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
 
 
