@@ -145,7 +145,8 @@ def device_ops() -> dict:
     else:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
-                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm, umulhi=L.umulhi)
+                   copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm,
+                   umulhi=L.umulhi)
     return ops
 
 
@@ -271,7 +272,7 @@ def _lane(sim: bool, op: str, *args: str) -> str:
     return f"{op}({', '.join(args)})" if sim else _LANE_GPU[op].format(*args)
 
 
-def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "hi") -> list:
+def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "shift") -> list:
     """Lines computing ``v{i}``, the lanes of output columns ``i`` and ``i + 2`` (the ``swar`` path,
     :func:`refconv.backends.filter2d_arith.swar_plan`): ``s = 2**15 * 0x10001`` (the bias of both
     lanes), then per tap ``s = m * X + s`` (``X`` the tap's column pair) and the tap's truncation
@@ -425,7 +426,7 @@ def unrolled_rows(rows: int, step, full: bool = False) -> list:
 
 
 def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
-           fcols: int = 0, sign: str = "hi") -> str:
+           fcols: int = 0, sign: str = "shift") -> str:
     """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
     third loaded before the ``rows`` output rows (:func:`unrolled_rows`, fully unrolled, the register
@@ -472,7 +473,7 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
 
 @functools.lru_cache(maxsize=None)
 def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
-            kinds: tuple = (), fcols: int = 0, sign: str = "hi"):
+            kinds: tuple = (), fcols: int = 0, sign: str = "shift"):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
     src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign)
