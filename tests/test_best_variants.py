@@ -283,6 +283,41 @@ def test_the_multiply_high_sign_test_adds_2k_minus_1_to_exactly_the_lanes_whose_
         np.testing.assert_array_equal(got >> 16, (want_hi + (want_lo >> 16)) & 0xFFFF)
 
 
+def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
+    """The ``swar`` path's lane operations are inline int32 expressions on a GPU (``_LANE_GPU``, never
+    run under the simulator) and Python helpers under it (``_sim_lane_ops``).  Evaluated as numba
+    evaluates them on a GPU (int32 operands, wider intermediates narrowed to int32, ``>>`` on an
+    int32 arithmetic, CUDA's ``umulhi``), each expression equals its helper: every truncation on
+    pairs of lanes at both ends of [0, 2**16) and at random, k = 0 .. 7, and the tap's multiply-add."""
+    from refconv.backends.numba_cuda import filter2d_best as fb
+
+    def i32(v):
+        v = int(v) & 0xFFFFFFFF
+        return v - (1 << 32) if v >= 1 << 31 else v
+
+    sim = fb._sim_lane_ops()
+    rng = np.random.default_rng(7)
+    lanes = [0, 1, 3, 0x7FFC, 0x7FFF, 0x8000, 0x8003, 0xFFFC, 0xFFFF] + [int(v) for v in rng.integers(0, 1 << 16, 24)]
+    ops = {"lanes_floor": ("CLR",), "lanes_ceil": ("KM2", "CLR"), "lanes_sign": ("MK", "CLR"),
+           "lanes_sign_hi": ("SIGNS", "MKHI", "CLR")}
+    assert set(ops) | {"imad"} == set(fb._LANE_GPU)
+    for k in range(8):
+        mk = (1 << k) - 1
+        ns = dict(int32=i32, umulhi=lambda a, b: i32(((a & 0xFFFFFFFF) * (b & 0xFFFFFFFF)) >> 32),
+                  I15=15, LANES=0x10001, SIGNS=i32(0x80008000), MKHI=mk << 17, MK=mk, KM2=mk * 0x10001,
+                  CLR=i32(~(mk * 0x10001)))
+        for lo in lanes:
+            for hi in lanes[::3]:
+                ns["s"] = i32(lo | hi << 16)
+                for op, names in ops.items():
+                    got = eval(fb._LANE_GPU[op].format("s", *names), ns)
+                    want = i32(sim[op](ns["s"], *(ns[n] for n in names)))
+                    assert got == want, (op, k, hex(ns["s"] & 0xFFFFFFFF), got, want)
+    for w, x, s in ((-27, 255 | 255 << 16, i32(0x80008000)), (22, 3 | 250 << 16, i32(0x7FF08123)), (-1, 0, 0)):
+        ns.update(w=w, x=x, s=s)
+        assert eval(fb._LANE_GPU["imad"].format("w", "x", "s"), ns) == i32(sim["imad"](w, x, s))
+
+
 def test_an_unknown_sign_test_is_refused_naming_the_accepted_ones(monkeypatch):
     from refconv.backends import filter2d_arith
     monkeypatch.setattr(filter2d_arith, "SWAR_SIGN", "shfit")
