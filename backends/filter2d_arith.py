@@ -11,11 +11,11 @@ PATHS = ("cvt", "magic", "exact", "int", "swar")
 ARITH = ("auto", "cvt", "float", "int")
 #: on the ``swar`` path, how many of a thread's 16 columns (the last ones; 0 or 4) take the float
 #: ``exact`` arithmetic with ``trunc`` on every tap instead of the lanes.  Four shortened the
-#: busiest pipe while a sign tap moved its bit down by a shift (the integer ALU; H100: 17.2 us
-#: against 17.8 with none); with the multiply-high sign test (:data:`SWAR_SIGN`) the lanes share
-#: the integer ALU and the multiply pipe, and none is as fast at R = 2 (17.1 against 17.1 us) and
-#: faster at R = 5 (Numba 17.3 against 18.8, OpenCL 16.4 against 17.7; docs/performance.md, issue
-#: 24's seventh round).  Read at each run by both twins, so that a sweep can time both settings.
+#: busiest pipe while a sign tap took 6 instructions (H100: 17.2 us against 17.8 with none); with
+#: the multiply-high sign test (:data:`SWAR_SIGN` ``"hi"``) none was as fast at R = 2 (17.1 against
+#: 17.1 us) and faster at R = 5 (Numba 17.3 against 18.8, OpenCL 16.4 against 17.7;
+#: docs/performance.md, issue 24's seventh round), and the shipped shift was timed with none only.
+#: Read at each run by both twins, so that a sweep can time both settings.
 SWAR_FLOAT_COLS = 0
 #: on the ``swar`` path, how a sign tap (``TAP_SIGN``) moves each lane's bit 15 down to its units:
 #: ``"shift"``, ``(0x10001 & ~(s >> 15)) * (2**k - 1)`` (a shift and one logic op: the integer ALU);
@@ -35,6 +35,8 @@ def swar_sign() -> str:
         raise ValueError(f"filter2d_arith.SWAR_SIGN={SWAR_SIGN!r} not accepted; accepted: "
                          + ", ".join(repr(v) for v in SWAR_SIGNS))
     return SWAR_SIGN
+
+
 #: the tap kinds of the ``swar`` path (:func:`tap_kinds`)
 TAP_NONE, TAP_FLOOR, TAP_CEIL, TAP_SIGN = 0, 1, 2, 3
 

@@ -64,7 +64,7 @@
 #define FCOLS 0                               /* PATH 3: the last FCOLS (0 or 4) columns on the float path */
 #endif
 #ifndef SIGNHI
-#define SIGNHI 1                              /* PATH 3: a sign tap's bit 15 moved down by mul_hi (1), a shift (0),
+#define SIGNHI 0                              /* PATH 3: a sign tap's bit 15 moved down by mul_hi (1), a shift (0),
                                                  or mul_hi on odd taps and a shift on even ones (2) */
 #endif
 
