@@ -24,9 +24,13 @@ SWAR_FLOAT_COLS = 0
 #: adds a zeroed register for the low word of its 64-bit addend, often one more instruction); or
 #: ``"mixed"``: the multiply high on odd taps and the shift on even ones.  H100, the preset
 #: (issue 24's seventh round, docs/performance.md): shift 15.9 / 15.6 us (Numba R2 / OpenCL R5),
-#: mixed 16.3 / 15.8, hi 17.0 / 16.2.  Read at each run by both twins, so that a sweep can time each.
-SWAR_SIGN = "shift"
-SWAR_SIGNS = ("hi", "shift", "mixed")
+#: mixed 16.3 / 15.8, hi 17.0 / 16.2.  ``"prmt"``: the lanes hold the complement ``2**15 - 1 - A``
+#: (bit 15 set where the sum ``A < 0``), a byte permute replicates each lane's bit 15 over its low
+#: byte and one multiply-add subtracts ``2**k - 1`` there, then an OR sets the low ``k`` bits: four
+#: instructions for two outputs, two on each pipe.  Read at each run by both twins, so that a sweep
+#: can time each.
+SWAR_SIGN = "prmt"
+SWAR_SIGNS = ("hi", "shift", "mixed", "prmt")
 
 
 def swar_sign() -> str:

@@ -37,11 +37,12 @@ _extra_rows()
 #: row counts, block widths and register caps (``maxregN``), and the seed variants the issue compares with
 CASES = {
     "filter2d-u8-3x3-3072": [
-        *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4, 5)],
-        # swar with the sign taps' bit 15 moved down by a multiply high instead of a shift, or by
-        # each on alternate taps
+        *[(f"filter2d/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (2, 3, 4, 5, 6)],
+        # swar with the sign taps' bit 15 moved down by a multiply high, a shift, or each on
+        # alternate taps, instead of the shipped byte permute on complemented lanes
         *[(f"filter2d/{b}/best_R{r}", {}, f"sign_{m}") for b in ("numba_cuda", "opencl") for r in (2, 5)
-          for m in ("hi", "mixed")],
+          for m in ("hi", "mixed", "shift")],
+        *[(f"filter2d/{b}/best_R{r}", {}, "sign_shift") for b in ("numba_cuda", "opencl") for r in (3, 4, 6)],
         # swar with every column on the lanes (no float columns)
         *[(f"filter2d/{b}/best_R{r}", {}, "fcols0") for b in ("numba_cuda", "opencl") for r in (2, 4, 5)],
         *[(f"filter2d/{b}/best_R{r}", {}, f"maxreg{n}") for b in ("numba_cuda", "opencl") for r in (2, 5)
@@ -66,7 +67,7 @@ def _build(kind):
     (OpenCL sobel: the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both),
     ``maxregN`` (both backends: at most N registers a thread: numba's ``max_registers``, NVIDIA
     OpenCL's ``-cl-nv-maxrregcount``), ``fcols0`` (filter2d's swar path with no float columns),
-    ``sign_hi``, ``sign_shift``, ``sign_mixed`` (filter2d's swar path with that ``SWAR_SIGN``)."""
+    ``sign_hi``, ``sign_shift``, ``sign_mixed``, ``sign_prmt`` (filter2d's swar path with that ``SWAR_SIGN``)."""
     import contextlib
     from refconv.backends import filter2d_arith
     from refconv.backends.numba_cuda import filter2d_best as nfb, sobel_best as nsb
@@ -86,7 +87,7 @@ def _build(kind):
             sb.options = lambda *a: tuple(o for o in orig[sb](*a) if o != "-DUSE_PTX") + extra
         elif kind == "fcols0":                          # swar: no float columns
             filter2d_arith.SWAR_FLOAT_COLS = 0
-        elif kind in ("sign_hi", "sign_shift", "sign_mixed"):   # swar: how the sign taps move bit 15
+        elif kind in ("sign_hi", "sign_shift", "sign_mixed", "sign_prmt"):   # swar: the sign taps' form
             filter2d_arith.SWAR_SIGN = kind[len("sign_"):]
         elif kind and kind.startswith("maxreg"):
             n = int(kind[len("maxreg"):])
@@ -95,7 +96,7 @@ def _build(kind):
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = n
         elif kind:
             raise ValueError(f"build {kind!r} not accepted; accepted: trunc_all, gray_mul, no_ptx, "
-                             "no_ptx_gray_mul, maxregN, fcols0, sign_hi, sign_shift, sign_mixed")
+                             "no_ptx_gray_mul, maxregN, fcols0, sign_hi, sign_shift, sign_mixed, sign_prmt")
         try:
             yield
         finally:

@@ -283,6 +283,58 @@ def test_the_multiply_high_sign_test_adds_2k_minus_1_to_exactly_the_lanes_whose_
         np.testing.assert_array_equal(got >> 16, (want_hi + (want_lo >> 16)) & 0xFFFF)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 7])
+def test_the_complemented_lanes_truncate_every_partial_sum_toward_zero(k):
+    """``SWAR_SIGN == "prmt"`` holds a lane as ``G = 2**15 - 1 - A``: for every partial sum ``A`` a
+    lane can hold (``-2**15 <= A < 2**15``), the sign tap's helper on ``G`` in the low lane (and a
+    fixed high lane) gives ``2**15 - 1 - trunc(A)``, ``trunc`` toward zero to a multiple of ``2**k``;
+    the floor and ceiling taps do where ``A >= 0`` and ``A <= 0``."""
+    from refconv.backends.numba_cuda.filter2d_best import _sim_lane_ops
+    ops = _sim_lane_ops()
+    mk = (1 << k) - 1
+    km2 = mk * 0x10001
+    hi_a = -77                                       # the high lane: a negative sum, its bits fixed
+    hi_g = (0x7FFF - hi_a) << 16
+    hi_want = (0x7FFF - (-((-hi_a) >> k << k))) << 16
+    for a in range(-(1 << 15), 1 << 15):
+        t = (a >> k << k) if a >= 0 else -((-a) >> k << k)
+        g = hi_g | (0x7FFF - a)
+        g = g - (1 << 32) if g >= 1 << 31 else g
+        want = (hi_want | (0x7FFF - t)) & 0xFFFFFFFF
+        assert int(ops["lanes_set_sign"](g, mk * 0x01010101, km2)) & 0xFFFFFFFF == want, (k, a)
+        if a >= 0:
+            assert int(ops["lanes_set"](g, km2)) & 0xFFFF == 0x7FFF - t, (k, a)
+        if a <= 0:
+            assert int(ops["lanes_set_ceil"](g, km2)) & 0xFFFF == 0x7FFF - t, (k, a)
+
+
+def _prmt(a, b, sel):
+    """PTX ``prmt.b32 d, a, b, sel`` as the PTX ISA states it, written apart from the simulator's
+    helper: the eight bytes of ``b:a`` numbered 0-7; result byte ``i`` is byte ``sel[4i+2:4i]``, or,
+    where ``sel[4i+3]`` is set, that byte's most significant bit replicated over the byte."""
+    src = [(int(a) >> (8 * j)) & 0xFF for j in range(4)] + [(int(b) >> (8 * j)) & 0xFF for j in range(4)]
+    out = 0
+    for i in range(4):
+        nib = (int(sel) >> (4 * i)) & 0xF
+        byte = src[nib & 7]
+        out |= ((0xFF if byte >> 7 else 0x00) if nib & 8 else byte) << (8 * i)
+    return out - (1 << 32) if out >= 1 << 31 else out
+
+
+def test_the_simulators_byte_permute_is_ptx_prmt_with_its_sign_replication():
+    """The simulator's ``byte_perm`` against :func:`_prmt` on every selector nibble, in every byte
+    place, with bytes whose top bit is set and clear (the ``prmt`` sign test relies on the
+    replication: selector 0x4B49)."""
+    from refconv.backends.numba_cuda.filter2d_best import _sim_ops
+    bp = _sim_ops()["byte_perm"]
+    a, b = -0x7E5A3C01, 0x13F1807F        # bytes 0xFF 0xC3 0xA5 0x81 / 0x7F 0x80 0xF1 0x13
+    for place in range(4):
+        for nib in range(16):
+            sel = (0x3210 & ~(0xF << 4 * place)) | (nib << 4 * place)
+            assert int(bp(a, b, sel)) == _prmt(a, b, sel), hex(sel)
+    assert _prmt(0x80017FFF, 0, 0x4B49) == 0x00FF0000
+
+
 def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     """The ``swar`` path's lane operations are inline int32 expressions on a GPU (``_LANE_GPU``, never
     run under the simulator) and Python helpers under it (``_sim_lane_ops``).  Evaluated as numba
@@ -299,11 +351,13 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     rng = np.random.default_rng(7)
     lanes = [0, 1, 3, 0x7FFC, 0x7FFF, 0x8000, 0x8003, 0xFFFC, 0xFFFF] + [int(v) for v in rng.integers(0, 1 << 16, 24)]
     ops = {"lanes_floor": ("CLR",), "lanes_ceil": ("KM2", "CLR"), "lanes_sign": ("MK", "CLR"),
-           "lanes_sign_hi": ("SIGNS", "MKHI", "CLR")}
+           "lanes_sign_hi": ("SIGNS", "MKHI", "CLR"), "lanes_set": ("KM2",), "lanes_set_ceil": ("KM2",),
+           "lanes_set_sign": ("KINV", "KM2")}
     assert set(ops) | {"imad"} == set(fb._LANE_GPU)
     for k in range(8):
         mk = (1 << k) - 1
         ns = dict(int32=i32, umulhi=lambda a, b: i32(((a & 0xFFFFFFFF) * (b & 0xFFFFFFFF)) >> 32),
+                  prmt=_prmt, I0=0, SGNB=0x4B49, KINV=i32(mk * 0x01010101),
                   I15=15, LANES=0x10001, SIGNS=i32(0x80008000), MKHI=mk << 17, MK=mk, KM2=mk * 0x10001,
                   CLR=i32(~(mk * 0x10001)))
         for lo in lanes:
@@ -321,7 +375,7 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
 def test_an_unknown_sign_test_is_refused_naming_the_accepted_ones(monkeypatch):
     from refconv.backends import filter2d_arith
     monkeypatch.setattr(filter2d_arith, "SWAR_SIGN", "shfit")
-    with pytest.raises(ValueError, match=r"SWAR_SIGN='shfit' not accepted; accepted: 'hi', 'shift', 'mixed'"):
+    with pytest.raises(ValueError, match=r"SWAR_SIGN='shfit' not accepted; accepted: 'hi', 'shift', 'mixed', 'prmt'"):
         filter2d_arith.swar_sign()
 
 
@@ -336,7 +390,7 @@ def _swar_cases():
                 yield p.with_inputs({"image": img, "weights": w.reshape(3, 3)}), k, kinds
 
 
-@pytest.mark.parametrize("fcols,sign", [(0, "shift"), (0, "hi"), (4, "mixed")])
+@pytest.mark.parametrize("fcols,sign", [(0, "shift"), (0, "hi"), (4, "mixed"), (0, "prmt")])
 @pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R2", {"bx": 32}),
                                         ("filter2d/numba_cuda/best_R5", {"bx": 32}),
                                         ("filter2d/opencl/best_R2", {"wg_x": 8}),
@@ -346,8 +400,8 @@ def test_filter2d_best_two_lane_path_matches_the_spec(request, monkeypatch, vid,
     sign test, none), k = 0, 2, 3, the lanes' ends (a uint8 image of 255s under weights whose
     negative or positive m sum to 128), both layouts (W % 16 == 0 and bytes), one output row,
     shifts up to 7 - k; the sign test by a shift without float columns (as shipped), by a multiply
-    high, and by each on alternate taps with the last 4 columns on the float path; the kernel's bits
-    against the spec's."""
+    high, by each on alternate taps with the last 4 columns on the float path, and on complemented
+    lanes by a byte permute; the kernel's bits against the spec's."""
     from refconv.backends import filter2d_arith
     from refconv.backends.filter2d_arith import swar_plan
     request.getfixturevalue("sim" if "numba" in vid else "pocl")

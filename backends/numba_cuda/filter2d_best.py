@@ -111,9 +111,15 @@ def _sim_ops() -> dict:
         return f32(np.nextafter(r, f32(-np.inf)) if float(r) > v else r)
 
     def byte_perm(x, y, sel):
-        """CUDA ``__byte_perm``: byte ``i`` of the result is byte ``(sel >> 4*i) & 7`` of ``y:x``."""
+        """PTX ``prmt.b32`` (CUDA ``__byte_perm``): byte ``i`` of the result is byte ``n & 7`` of
+        ``y:x``, ``n = (sel >> 4*i) & 15``, or, where ``n & 8``, that byte's bit 7 replicated
+        (0xFF or 0)."""
         b = (int(x) & 0xFFFFFFFF) | ((int(y) & 0xFFFFFFFF) << 32)
-        r = sum(((b >> (8 * ((int(sel) >> (4 * i)) & 7))) & 0xFF) << (8 * i) for i in range(4))
+        r = 0
+        for i in range(4):
+            n = (int(sel) >> (4 * i)) & 15
+            byte = (b >> (8 * (n & 7))) & 0xFF
+            r |= ((0xFF if byte & 0x80 else 0) if n & 8 else byte) << (8 * i)
         return np.int32(r - (1 << 32) if r >= 1 << 31 else r)
 
     return dict(fadd_rz=fadd_rz, fma=fma, int_as_float=int_as_float, float_as_int=float_as_int,
@@ -133,7 +139,34 @@ def _sim_lane_ops() -> dict:
                 lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
                 lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)),
                 lanes_sign_hi=lambda s, signs, mkhi, clr: i32(
-                    (int(s) + (((~int(s) & int(signs) & 0xFFFFFFFF) * (int(mkhi) & 0xFFFFFFFF)) >> 32)) & int(clr)))
+                    (int(s) + (((~int(s) & int(signs) & 0xFFFFFFFF) * (int(mkhi) & 0xFFFFFFFF)) >> 32)) & int(clr)),
+                # the complemented lanes of SWAR_SIGN "prmt" (:func:`_output_swar`)
+                lanes_set=lambda s, km2: i32(int(s) | int(km2)),
+                lanes_set_ceil=lambda s, km2: i32((int(s) - int(km2)) | int(km2)),
+                lanes_set_sign=lambda s, kinv, km2: i32(
+                    (int(s) - ((int(s) >> 15) & 0x10001) * (int(km2) & 0xFFFF)) | int(km2)))
+
+
+@functools.lru_cache(maxsize=None)
+def _prmt_intrinsic():
+    """PTX ``prmt.b32 d, a, b, sel`` as inline assembly (int32 operands): libdevice's
+    ``__nv_byte_perm`` keeps only the low three bits of each selector nibble (sm_90 SASS of
+    ``byte_perm(s, 0, 0x4B49)``: ``PRMT ... 0x4341``), which drops the sign replication that the
+    ``prmt`` sign test needs."""
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def prmt(typingctx, a, b, sel):
+        sig = types.int32(types.int32, types.int32, types.int32)
+
+        def codegen(context, builder, signature, args):
+            args = [context.cast(builder, v, t, types.int32) for v, t in zip(args, signature.args)]
+            fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32)] * 3)
+            return builder.asm(fnty, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", args, side_effect=False)
+        return sig, codegen
+    return prmt
 
 
 def device_ops() -> dict:
@@ -146,7 +179,7 @@ def device_ops() -> dict:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
                    copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm,
-                   umulhi=L.umulhi)
+                   umulhi=L.umulhi, prmt=_prmt_intrinsic())
     return ops
 
 
@@ -259,13 +292,18 @@ PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
 _LANE_GPU = {"imad": "int32({0} * {1} + {2})", "lanes_floor": "int32({0} & {1})",
              "lanes_ceil": "int32(({0} + {1}) & {2})",
              "lanes_sign": "int32(({0} + (LANES & ~({0} >> I15)) * {1}) & {2})",
-             "lanes_sign_hi": "int32(({0} + umulhi(int32(~{0} & {1}), {2})) & {3})"}
+             "lanes_sign_hi": "int32(({0} + umulhi(int32(~{0} & {1}), {2})) & {3})",
+             "lanes_set": "int32({0} | {1})", "lanes_set_ceil": "int32(({0} - {1}) | {1})",
+             "lanes_set_sign": "int32((prmt({0}, I0, SGNB) * {1} + {0}) | {2})"}
 #: each tap kind's truncation (:func:`refconv.backends.filter2d_arith.tap_kinds`): the lane operation and
 #: its constants
 _LANE_TRUNC = {TAP_NONE: None, TAP_FLOOR: ("lanes_floor", "CLR"), TAP_CEIL: ("lanes_ceil", "KM2", "CLR"),
                TAP_SIGN: ("lanes_sign", "MK", "CLR")}
 #: ``TAP_SIGN`` with ``SWAR_SIGN == "hi"``: the lane's bit 15 moved down by a multiply-add high
 _LANE_SIGN_HI = ("lanes_sign_hi", "SIGNS", "MKHI", "CLR")
+#: each tap kind's truncation on the complemented lanes of ``SWAR_SIGN == "prmt"``
+_LANE_SET = {TAP_NONE: None, TAP_FLOOR: ("lanes_set", "KM2"), TAP_CEIL: ("lanes_set_ceil", "KM2"),
+             TAP_SIGN: ("lanes_set_sign", "KINV", "KM2")}
 
 
 def _lane(sim: bool, op: str, *args: str) -> str:
@@ -280,6 +318,8 @@ def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "shif
     mask, that bit moved down as ``sign`` says, :data:`refconv.backends.filter2d_arith.SWAR_SIGN`);
     ``v = s >> (k + shift)``, whose bytes 0 and 2 are the two outputs (wrapped)."""
     L = []
+    if sign == "prmt":
+        return _output_swar_set(i, rows, kinds, sim)
     for t in range(9):
         a, b = divmod(t, 3)
         L.append("s = " + _lane(sim, "imad", f"w{t}", f"p{rows[a]}_{i + b}", "BIAS2" if t == 0 else "s"))
@@ -288,6 +328,28 @@ def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "shif
         if op:
             L.append("s = " + _lane(sim, op[0], "s", *op[1:]))
     L.append(f"v{i} = int32(s >> ks)")
+    return L
+
+
+def _output_swar_set(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
+    """:func:`_output_swar` with ``SWAR_SIGN == "prmt"``: each lane holds ``G = 2**15 - 1 - A``, the
+    bitwise complement of ``2**15 + A`` (``A`` the partial sum in units of ``2**-k``), so that its
+    bit 15 is set exactly where ``A < 0``; ``s = (2**15 - 1) * 0x10001``, a tap is
+    ``s = (-m) * X + s`` and truncating ``A`` toward zero is, on ``G`` (whose low ``k`` bits are all
+    ones at a whole ``A``): ``G | (2**k - 1)`` where ``A >= 0`` (the floor of ``A``), ``(G - (2**k -
+    1)) | (2**k - 1)`` where ``A < 0`` (the ceiling).  A sign tap takes the subtrahend from one
+    byte permute, ``prmt(s, 0, 0x4B49)`` (``0xFF`` in the low byte of each lane whose bit 15 is set,
+    0 elsewhere), times ``KINV = (2**k - 1) * 0x01010101`` (``0xFF * KINV = -(2**k - 1) mod
+    2**32``), one multiply-add: four instructions for two outputs, two on the integer ALU and two
+    on the multiply pipe (the shift's five take three of each ALU's).  ``v = ~s >> (k + shift)``."""
+    L = []
+    for t in range(9):
+        a, b = divmod(t, 3)
+        L.append("s = " + _lane(sim, "imad", f"n{t}", f"p{rows[a]}_{i + b}", "BIASC" if t == 0 else "s"))
+        op = _LANE_SET[kinds[t]]
+        if op:
+            L.append("s = " + _lane(sim, op[0], "s", *op[1:]))
+    L.append(f"v{i} = int32(~s >> ks)")
     return L
 
 
@@ -441,7 +503,10 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             "    return",
             "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U2",
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
-    body += [f"w{t} = wg[{t}]" for t in range(9)]
+    if path == "swar" and sign == "prmt":      # the complemented lanes: the host passes -m
+        body += [f"n{t} = wg[{t}]" for t in range(9)] + [f"w{t} = int32(-n{t})" for t in range(9)]
+    else:
+        body += [f"w{t} = wg[{t}]" for t in range(9)]
     if path == "swar":
         body.append("ks = int32(K + shift)")
         body += [f"wf{t} = fmul(float32(w{t}), KSC)" for t in range(9)] if fcols else []
@@ -491,6 +556,7 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               KM2=np.int32(((1 << k) - 1) * 0x10001), CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16),
               I15=np.int32(15), LANES=np.int32(0x10001), SIGNS=np.int32(-0x7FFF8000),
               MKHI=np.int32(((1 << k) - 1) << 17), SWE=np.int32(0x4240),
+              BIASC=np.int32(0x7FFF7FFF), SGNB=np.int32(0x4B49), KINV=np.int32(((1 << k) - 1) * 0x01010101),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
               M32=np.uint64(0xFFFFFFFF))
@@ -524,10 +590,13 @@ def _make_run(rows: int):
         kexp, kinds = (dyadic_exponent(w) if path in ("int", "swar") else 0), ()
         if path == "swar":
             kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
+        sign = arith_mod.swar_sign()
         k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
-                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, arith_mod.swar_sign())
+                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign)
         if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
+        if path == "swar" and sign == "prmt":     # the complemented lanes subtract the products
+            w = -w
         d_out, n = rc.to_device_poisoned(out, pad_to=8)
         d_img8 = cuda.to_device(img.reshape(-1))
         d_img64 = d_img8.view(np.uint64) if vec else d_img8

@@ -26,7 +26,8 @@
  *      s = m * pair + s, then the tap's truncation toward zero (KINDS, a nibble a tap: 0 none,
  *      1 mask, 2 add 2^KEXP - 1 and mask, 3 add it to the lanes whose bit 15 is clear and mask,
  *      that bit moved down by mul_hi with SIGNHI=1, by a shift with SIGNHI=0, by mul_hi on odd
- *      taps and a shift on even ones with SIGNHI=2);
+ *      taps and a shift on even ones with SIGNHI=2; SIGNHI=3 holds each lane complemented and
+ *      takes the sign from a byte permute, see lanes_set);
  *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs.  A row is held as its 16
  *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.  The last FCOLS (0 or 4) columns take path 2's
  *      fma a tap instead, with trunc() (the conversion unit, idle under the lanes' integer work)
@@ -65,7 +66,8 @@
 #endif
 #ifndef SIGNHI
 #define SIGNHI 0                              /* PATH 3: a sign tap's bit 15 moved down by mul_hi (1), a shift (0),
-                                                 or mul_hi on odd taps and a shift on even ones (2) */
+                                                 mul_hi on odd taps and a shift on even ones (2), or
+                                                 the complemented lanes and a byte permute (3) */
 #endif
 
 #define MAGIC 8388608.0f
@@ -224,6 +226,34 @@ inline void pair_row(const raw_row q, uint *e)
 #endif
 }
 
+#if SIGNHI == 3
+/* the complemented lanes: each lane holds G = 2^15 - 1 - A (A the partial sum in units of 2^-KEXP),
+   so that bit 15 is set exactly where A < 0, and the low KEXP bits of G are all ones where A is
+   whole; a tap subtracts the products.  Truncating A toward zero is G | MK where A >= 0 (its floor)
+   and (G - MK) | MK where A < 0 (its ceiling).  A sign tap's subtrahend: one byte permute puts 0xFF
+   in the low byte of each lane whose bit 15 is set (PTX prmt with selector 0x4B49: byte 1's and
+   byte 3's sign replicated into bytes 0 and 2, zeros above), times MK * 0x01010101, which is
+   -MK mod 2^32 times 1 / 0xFF: one multiply-add. */
+inline uint lanes_set(const uint s, const int t)
+{
+    const int kind = (KINDS >> (4 * t)) & 0xF;
+    if (kind == 1)
+        return s | KM2;
+    if (kind == 2)
+        return (s - KM2) | KM2;
+    if (kind == 3) {
+#ifdef USE_PTX
+        uint f;
+        asm("prmt.b32 %0, %1, %2, %3;" : "=r"(f) : "r"(s), "r"(0u), "r"(0x4B49u));
+        return (f * (MK * 0x01010101u) + s) | KM2;
+#else
+        return (s - ((s >> 15) & 0x10001u) * MK) | KM2;
+#endif
+    }
+    return s;
+}
+#endif
+
 /* tap t's truncation toward zero of both lanes (its kind: the nibble t of KINDS) */
 inline uint lanes_trunc(const uint s, const int t)
 {
@@ -245,11 +275,19 @@ inline uint lanes_trunc(const uint s, const int t)
 inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
 {
     const uint x[9] = {e0[i], e0[i + 1], e0[i + 2], e1[i], e1[i + 1], e1[i + 2], e2[i], e2[i + 1], e2[i + 2]};
+#if SIGNHI == 3
+    uint s = 0x7FFF7FFFu;
+#pragma unroll
+    for (int t = 0; t < 9; ++t)
+        s = lanes_set((uint)m[t] * x[t] + s, t);     /* m[t]: the weight negated */
+    return ~s >> (KEXP + shift);
+#else
     uint s = 0x80008000u;
 #pragma unroll
     for (int t = 0; t < 9; ++t)
         s = lanes_trunc((uint)m[t] * x[t] + s, t);
     return s >> (KEXP + shift);
+#endif
 }
 #endif
 
@@ -339,7 +377,11 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
     int m[9];
 #pragma unroll
     for (int t = 0; t < 9; ++t)
+#if SIGNHI == 3
+        m[t] = (int)(wts[t] * -(float)(1 << KEXP));      /* the complemented lanes subtract the products */
+#else
         m[t] = (int)(wts[t] * (float)(1 << KEXP));       /* exact: the weights are m * 2^-KEXP */
+#endif
     uint p0[16], p1[16], p2[16];
 #define NP 16
 #if FCOLS

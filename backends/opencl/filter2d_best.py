@@ -35,7 +35,7 @@ SRC = shared_source("pack4.cl", SRC_NAME)
 #: own, and every one costs the compile check (~23 s of CPU) and CI its conformance
 ROWS = (2, 5)
 _PATH_NUM = {"cvt": 0, "magic": 1, "exact": 2, "swar": 3}
-_SIGNHI = {"shift": 0, "hi": 1, "mixed": 2}
+_SIGNHI = {"shift": 0, "hi": 1, "mixed": 2, "prmt": 3}
 
 SUPPORTS = {
     "dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",), "flip": (False,),
