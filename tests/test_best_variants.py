@@ -353,11 +353,12 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     ops = {"lanes_floor": ("CLR",), "lanes_ceil": ("KM2", "CLR"), "lanes_sign": ("MK", "CLR"),
            "lanes_sign_hi": ("SIGNS", "MKHI", "CLR"), "lanes_set": ("KM2",), "lanes_set_ceil": ("KM2",),
            "lanes_set_sign": ("KINV", "KM2")}
-    assert set(ops) | {"imad"} == set(fb._LANE_GPU)
+    assert set(ops) | {"imad", "mad"} == set(fb._LANE_GPU)
     for k in range(8):
         mk = (1 << k) - 1
         ns = dict(int32=i32, umulhi=lambda a, b: i32(((a & 0xFFFFFFFF) * (b & 0xFFFFFFFF)) >> 32),
-                  prmt=_prmt, I0=0, SGNB=0x4B49, KINV=i32(mk * 0x01010101),
+                  prmt=_prmt, mad=lambda a, b, c: i32(a * b + c),      # PTX mad.lo.s32: the low word
+                  I0=0, SGNB=0x4B49, KINV=i32(mk * 0x01010101),
                   I15=15, LANES=0x10001, SIGNS=i32(0x80008000), MKHI=mk << 17, MK=mk, KM2=mk * 0x10001,
                   CLR=i32(~(mk * 0x10001)))
         for lo in lanes:
@@ -370,6 +371,7 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     for w, x, s in ((-27, 255 | 255 << 16, i32(0x80008000)), (22, 3 | 250 << 16, i32(0x7FF08123)), (-1, 0, 0)):
         ns.update(w=w, x=x, s=s)
         assert eval(fb._LANE_GPU["imad"].format("w", "x", "s"), ns) == i32(sim["imad"](w, x, s))
+        assert eval(fb._LANE_GPU["mad"].format("w", "x", "s"), ns) == i32(sim["mad"](w, x, s))
 
 
 def test_an_unknown_sign_test_is_refused_naming_the_accepted_ones(monkeypatch):

@@ -134,7 +134,7 @@ def _sim_lane_ops() -> dict:
         v &= 0xFFFFFFFF
         return np.int32(v - (1 << 32) if v >= 1 << 31 else v)
 
-    return dict(imad=lambda a, b, c: i32(int(a) * int(b) + int(c)),
+    return dict(imad=lambda a, b, c: i32(int(a) * int(b) + int(c)), mad=lambda a, b, c: i32(int(a) * int(b) + int(c)),
                 lanes_floor=lambda s, clr: i32(int(s) & int(clr)),
                 lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
                 lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)),
@@ -148,25 +148,33 @@ def _sim_lane_ops() -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _prmt_intrinsic():
-    """PTX ``prmt.b32 d, a, b, sel`` as inline assembly (int32 operands): libdevice's
-    ``__nv_byte_perm`` keeps only the low three bits of each selector nibble (sm_90 SASS of
-    ``byte_perm(s, 0, 0x4B49)``: ``PRMT ... 0x4341``), which drops the sign replication that the
-    ``prmt`` sign test needs."""
+def _ptx_intrinsic(ptx: str):
+    """A numba-cuda intrinsic of three int32 operands and an int32 result that is the one PTX
+    instruction ``ptx`` (``$0`` the result, ``$1 .. $3`` the operands), as inline assembly."""
     from llvmlite import ir
     from numba import types
     from numba.cuda.extending import intrinsic
 
     @intrinsic
-    def prmt(typingctx, a, b, sel):
+    def op(typingctx, a, b, c):
         sig = types.int32(types.int32, types.int32, types.int32)
 
         def codegen(context, builder, signature, args):
             args = [context.cast(builder, v, t, types.int32) for v, t in zip(args, signature.args)]
             fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32)] * 3)
-            return builder.asm(fnty, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", args, side_effect=False)
+            return builder.asm(fnty, ptx, "=r,r,r,r", args, side_effect=False)
         return sig, codegen
-    return prmt
+    return op
+
+
+def _asm_ops() -> dict:
+    """The inline PTX of the ``prmt`` sign test's lanes (:func:`_output_swar_set`): ``prmt``, since
+    libdevice's ``__nv_byte_perm`` keeps only the low three bits of each selector nibble (sm_90 SASS
+    of ``byte_perm(s, 0, 0x4B49)``: ``PRMT ... 0x4341``), dropping the sign replication; ``mad``
+    (``mad.lo.s32``), since LLVM reassociates a tap's multiply-add with the next one's where no
+    truncation stands between them (a tap of kind none), which costs an add a pair (sm_90 SASS:
+    ``IMAD``, ``IMAD``, ``IMAD.IADD`` for two taps)."""
+    return dict(prmt=_ptx_intrinsic("prmt.b32 $0, $1, $2, $3;"), mad=_ptx_intrinsic("mad.lo.s32 $0, $1, $2, $3;"))
 
 
 def device_ops() -> dict:
@@ -179,7 +187,7 @@ def device_ops() -> dict:
         from numba.cuda import libdevice as L
         ops.update(fadd_rz=L.fadd_rz, fma=L.fmaf, int_as_float=L.int_as_float, float_as_int=L.float_as_int,
                    copysign=L.copysignf, fabs=L.fabsf, truncf=L.truncf, fma_rd=L.fmaf_rd, byte_perm=L.byte_perm,
-                   umulhi=L.umulhi, prmt=_prmt_intrinsic())
+                   umulhi=L.umulhi, **_asm_ops())
     return ops
 
 
@@ -289,7 +297,7 @@ def _output_float_col(i: int, rows: tuple) -> list:
 PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
 #: the lane operations: inline int32 expressions on a GPU (numba's 64-bit intermediates, which NVVM
 #: narrows back to 32 bits), the helpers of :func:`_sim_lane_ops` under the simulator
-_LANE_GPU = {"imad": "int32({0} * {1} + {2})", "lanes_floor": "int32({0} & {1})",
+_LANE_GPU = {"imad": "int32({0} * {1} + {2})", "mad": "mad({0}, {1}, {2})", "lanes_floor": "int32({0} & {1})",
              "lanes_ceil": "int32(({0} + {1}) & {2})",
              "lanes_sign": "int32(({0} + (LANES & ~({0} >> I15)) * {1}) & {2})",
              "lanes_sign_hi": "int32(({0} + umulhi(int32(~{0} & {1}), {2})) & {3})",
@@ -341,15 +349,19 @@ def _output_swar_set(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
     byte permute, ``prmt(s, 0, 0x4B49)`` (``0xFF`` in the low byte of each lane whose bit 15 is set,
     0 elsewhere), times ``KINV = (2**k - 1) * 0x01010101`` (``0xFF * KINV = -(2**k - 1) mod
     2**32``), one multiply-add: four instructions for two outputs, two on the integer ALU and two
-    on the multiply pipe (the shift's five take three of each ALU's).  ``v = ~s >> (k + shift)``."""
+    on the multiply pipe (the shift's five take three of the integer ALU's).  The output:
+    ``v = s * nsc + nsc`` with ``nsc = -2**(8 - k - shift)``, which is ``~s << (8 - k - shift)`` (the
+    complement ``~s = -s - 1``): the output bytes (bits ``k + shift ..`` of each lane) land in
+    bytes 1 and 3, and the low lane's bits above 16 stay below the high lane's output byte (one
+    multiply-add instead of a 32-bit shift, which numba widens to 64 bits)."""
     L = []
     for t in range(9):
         a, b = divmod(t, 3)
-        L.append("s = " + _lane(sim, "imad", f"n{t}", f"p{rows[a]}_{i + b}", "BIASC" if t == 0 else "s"))
+        L.append("s = " + _lane(sim, "mad", f"n{t}", f"p{rows[a]}_{i + b}", "BIASC" if t == 0 else "s"))
         op = _LANE_SET[kinds[t]]
         if op:
             L.append("s = " + _lane(sim, op[0], "s", *op[1:]))
-    L.append(f"v{i} = int32(~s >> ks)")
+    L.append(f"v{i} = " + _lane(sim, "imad", "s", "nsc", "nsc"))
     return L
 
 
@@ -410,9 +422,14 @@ def _output_int(i: int, taps: list, sat: bool, k: int) -> list:
     return L
 
 
-def _byte(i: int, sat: bool, path: str, fcols: int = 0) -> str:
+def _byte(i: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
+    """Output column ``i``'s byte (``lb``: on the ``swar`` path, the bit of a lane where the output
+    byte starts, 0 or 8)."""
     if path == "swar" and i >= COLS - fcols:        # a float column: as the float paths
         return _byte(i, sat, "exact")
+    if path == "swar" and lb:   # byte 1 (3) of pair i (i - 2): a byte permute, not a shift, which
+        hi = i % 4 >= 2         # numba widens to 64 bits and LLVM then keeps the multiply-add's high word
+        return f"uint32(byte_perm(v{i - 2 * hi}, I0, SELZ{1 + 2 * hi}))"
     if path == "swar":      # column i: the low lane of pair i, or the high lane of pair i - 2
         hi = i % 4 >= 2
         return f"((uint32(v{i - 2 * hi}) >> S{16 * hi}) & UFF)"
@@ -423,13 +440,13 @@ def _byte(i: int, sat: bool, path: str, fcols: int = 0) -> str:
     return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
 
 
-def _word(q: int, sat: bool, path: str, fcols: int = 0) -> str:
+def _word(q: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
     """The output word of columns c0+4q .. c0+4q+3 (byte permutes of the float results' low bytes
-    off the ``cvt`` path)."""
+    off the ``cvt`` path; ``lb`` as for :func:`_byte`)."""
     if path == "swar" and 4 * q >= COLS - fcols:   # float columns: as the float paths
         return _word(q, sat, "exact")
     if path == "swar":      # columns 4q, 4q+1 (low lanes), 4q+2, 4q+3 (high lanes): one byte permute
-        return f"byte_perm(v{4 * q}, v{4 * q + 1}, SWW)"
+        return f"byte_perm(v{4 * q}, v{4 * q + 1}, {'SWW8' if lb else 'SWW'})"
     if path == "int":       # the low bytes of the four ints, packed by byte permutes
         f = [f"v{4 * q + b}" for b in range(4)]
         return f"byte_perm(byte_perm({f[0]}, {f[1]}, PK0), byte_perm({f[2]}, {f[3]}, PK0), PK1)"
@@ -439,28 +456,28 @@ def _word(q: int, sat: bool, path: str, fcols: int = 0) -> str:
     return " | ".join(f"({_byte(4 * q + b, sat, path)} << S{8 * b})" for b in range(4))
 
 
-def _store(vec: bool, sat: bool, path: str, fcols: int = 0) -> list:
+def _store(vec: bool, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> list:
     """Lines storing row ``r``'s 16 outputs: where the whole chunk is interior (``full``, computed
     once before the row loop: every thread but a row's first and last) two 64-bit stores, else
-    word or byte stores each guarded by its columns."""
+    word or byte stores each guarded by its columns (``lb`` as for :func:`_byte`)."""
     L = ["ob = uint64(r) * Wu + c0u"]
     if vec:
         L.append("if full:")
-        L += [f"    out64[(ob >> U3) + U{h}] = uint64(uint32({_word(2 * h, sat, path, fcols)})) | "
-              f"(uint64(uint32({_word(2 * h + 1, sat, path, fcols)})) << U32)" for h in range(2)]
+        L += [f"    out64[(ob >> U3) + U{h}] = uint64(uint32({_word(2 * h, sat, path, fcols, lb)})) | "
+              f"(uint64(uint32({_word(2 * h + 1, sat, path, fcols, lb)})) << U32)" for h in range(2)]
         L.append("else:")
         for q in range(4):
             L.append(f"    if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
-            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path, fcols)}")
+            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path, fcols, lb)}")
             L.append("    else:")
             for b in range(4):
                 i = 4 * q + b
                 L.append(f"        if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols)})")
+                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols, lb)})")
     else:
         for i in range(COLS):
             L.append(f"if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols)})")
+            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols, lb)})")
     return L
 
 
@@ -509,6 +526,7 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         body += [f"w{t} = wg[{t}]" for t in range(9)]
     if path == "swar":
         body.append("ks = int32(K + shift)")
+        body += ["nsc = int32(-(1 << (8 - ks)))"] if sign == "prmt" else []
         body += [f"wf{t} = fmul(float32(w{t}), KSC)" for t in range(9)] if fcols else []
     body += _load_raw(0, vec) + _load_raw(1, vec)
     body += _convert_row(0, 0, path, vec, fcols) + _convert_row(1, 1, path, vec, fcols)
@@ -529,7 +547,7 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         else:
             for i in range(COLS):
                 L += _output(i, path, slots, sat, k)
-        return L + _store(vec, sat, path, fcols)
+        return L + _store(vec, sat, path, fcols, 8 if path == "swar" and sign == "prmt" else 0)
 
     body += unrolled_rows(rows, step, full=True)
     head = "def kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc):"
@@ -558,6 +576,7 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               MKHI=np.int32(((1 << k) - 1) << 17), SWE=np.int32(0x4240),
               BIASC=np.int32(0x7FFF7FFF), SGNB=np.int32(0x4B49), KINV=np.int32(((1 << k) - 1) * 0x01010101),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
+              SWW8=np.int32(0x7351),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
               M32=np.uint64(0xFFFFFFFF))
     return jit_source(cuda, src, fname, ns, max_registers)

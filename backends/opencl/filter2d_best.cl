@@ -271,7 +271,20 @@ inline uint lanes_trunc(const uint s, const int t)
     return s;
 }
 
-/* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 0 and 2 are the outputs */
+/* bytes 1 and 3 of a and b interleaved: a.1, b.1, a.3, b.3 */
+inline uint pack_bytes13(const uint a, const uint b)
+{
+#ifdef USE_PTX
+    uint r;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(0x7351u));
+    return r;
+#else
+    return ((a >> 8) & 0x00FF00FFu) | (b & 0xFF00FF00u);
+#endif
+}
+
+/* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 0 and 2 are the outputs
+   (bytes 1 and 3 with SIGNHI=3) */
 inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
 {
     const uint x[9] = {e0[i], e0[i + 1], e0[i + 2], e1[i], e1[i + 1], e1[i + 2], e2[i], e2[i + 1], e2[i + 2]};
@@ -280,7 +293,10 @@ inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint
 #pragma unroll
     for (int t = 0; t < 9; ++t)
         s = lanes_set((uint)m[t] * x[t] + s, t);     /* m[t]: the weight negated */
-    return ~s >> (KEXP + shift);
+    /* ~s << (8 - KEXP - shift), as one multiply-add (~s = -s - 1): the outputs in bytes 1 and 3;
+       the low lane's bits pushed past bit 16 stay below the high lane's output byte */
+    const uint sc8 = 1u << (8 - KEXP - shift);
+    return s * (0u - sc8) - sc8;
 #else
     uint s = 0x80008000u;
 #pragma unroll
@@ -422,7 +438,11 @@ __kernel void filter2d_best(__global const uchar *restrict img, __global const f
             v[4 * g] = output_pair(m, p0, p1, p2, 4 * g, shift);
             v[4 * g + 1] = output_pair(m, p0, p1, p2, 4 * g + 1, shift);
             /* columns 4g, 4g+1 (low lanes), 4g+2, 4g+3 (high lanes) */
+#if SIGNHI == 3
+            o[g] = pack_bytes13(v[4 * g], v[4 * g + 1]);
+#else
             o[g] = (v[4 * g] & 0x00FF00FFu) | ((v[4 * g + 1] & 0x00FF00FFu) << 8);
+#endif
         }
 #if FCOLS
 #pragma unroll
