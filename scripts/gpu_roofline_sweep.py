@@ -49,8 +49,8 @@ CASES = {
           for n in (64, 56)],
         # arith=float: the float paths (the preset's weights take exact), as shipped before the two-lane path
         *[(f"filter2d/{b}/best_R{r}", {"arith": "float"}) for b in ("numba_cuda", "opencl") for r in (2, 4)],
-        *[(f"filter2d/numba_cuda/best_R2", {"bx": bx}) for bx in (32, 128)],
-        *[(f"filter2d/opencl/best_R2", {"wg_x": wx}) for wx in (32, 128)],
+        *[(f"filter2d/numba_cuda/best_R{r}", {"bx": bx}) for r in (2, 5) for bx in (32, 128)],
+        *[(f"filter2d/opencl/best_R{r}", {"wg_x": wx}) for r in (2, 5) for wx in (32, 128)],
         ("filter2d/numba_cuda/best_R2", {"arith": "int"}),
     ],
     "sobel-4096x3072": [
@@ -113,7 +113,8 @@ rows = []
 only = [n for n in os.environ.get("SWEEP_PRESETS", "").split(",") if n]
 match = os.environ.get("SWEEP_MATCH", "*")
 #: SWEEP_BUILDS=shipped,fcols0,...: only the cases of those builds ("shipped": none) and without
-#: launch parameters of their own (default: every case)
+#: launch parameters of their own, and with "params" the shipped build's cases with launch
+#: parameters of their own (default: every case)
 builds = [b for b in os.environ.get("SWEEP_BUILDS", "").split(",") if b]
 for pname, cases in CASES.items():
     if only and pname not in only:
@@ -125,7 +126,8 @@ for pname, cases in CASES.items():
             continue
         v = registry.get(vid)
         build = build[0] if build else None
-        if builds and ((build or "shipped") not in builds or params):
+        if builds and not ((build or "shipped") in builds and not params
+                           or "params" in builds and build is None and params):
             continue
         p = {**v.default_params(), **params}
         kept: dict = {}

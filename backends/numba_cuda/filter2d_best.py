@@ -506,8 +506,10 @@ def unrolled_rows(rows: int, step, full: bool = False) -> list:
 
 def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
            fcols: int = 0, sign: str = "shift") -> str:
-    """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc)``
-    (``sat``: saturate, else wrap; ``sc = 2**-shift``): two input rows loaded and converted and the
+    """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg0, .., wg8, H, W, shift, sc)``
+    (``sat``: saturate, else wrap; ``sc = 2**-shift``; the weights are nine scalar arguments, which
+    sit in the constant bank and feed each multiply-add directly instead of being loaded by every
+    thread): two input rows loaded and converted and the
     third loaded before the ``rows`` output rows (:func:`unrolled_rows`, fully unrolled, the register
     rows renamed instead of copied), each of which converts the loaded row
     into the bottom register row, loads the row after it (issued before this row's arithmetic and
@@ -521,9 +523,9 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U2",
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
     if path == "swar" and sign == "prmt":      # the complemented lanes: the host passes -m
-        body += [f"n{t} = wg[{t}]" for t in range(9)] + [f"w{t} = int32(-n{t})" for t in range(9)]
+        body += [f"n{t} = wg{t}" for t in range(9)] + [f"w{t} = int32(-n{t})" for t in range(9)]
     else:
-        body += [f"w{t} = wg[{t}]" for t in range(9)]
+        body += [f"w{t} = wg{t}" for t in range(9)]
     if path == "swar":
         body.append("ks = int32(K + shift)")
         body += ["nsc = int32(-(1 << (8 - ks)))"] if sign == "prmt" else []
@@ -550,7 +552,7 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         return L + _store(vec, sat, path, fcols, 8 if path == "swar" and sign == "prmt" else 0)
 
     body += unrolled_rows(rows, step, full=True)
-    head = "def kern(img8, img64, out8, out32, out64, wg, H, W, shift, sc):"
+    head = f"def kern(img8, img64, out8, out32, out64, {', '.join(f'wg{t}' for t in range(9))}, H, W, shift, sc):"
     return "\n".join([head] + ["    " + b for b in body]) + "\n"
 
 
@@ -620,7 +622,7 @@ def _make_run(rows: int):
         d_img8 = cuda.to_device(img.reshape(-1))
         d_img64 = d_img8.view(np.uint64) if vec else d_img8
         rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img64, d_out, d_out.view(np.uint32),
-                  d_out.view(np.uint64), cuda.to_device(w),
+                  d_out.view(np.uint64), *(w.dtype.type(v) for v in w),
                   np.int32(H), np.int32(W), np.int32(problem.option("shift")),
                   np.float32(2.0 ** -problem.option("shift")))
         cuda.synchronize()

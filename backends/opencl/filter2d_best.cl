@@ -379,7 +379,7 @@ inline uint output(const float *w, const float *p0, const float *p1, const float
 
 /* prm = (H, W, shift, bits of sc = 2**-shift): the scalars in one __constant buffer, since NVIDIA's
  * OpenCL charged a launch with more than two scalar arguments 2-3.5 us more (H100, 2026-11-27) */
-__kernel void filter2d_best(__global const uchar *restrict img, __global const float *restrict wts,
+__kernel void filter2d_best(__global const uchar *restrict img, __constant const float *restrict wts,
                             __global uchar *restrict out, __constant const int *restrict prm)
 {
     const int H = prm[0], W = prm[1], shift = prm[2];
