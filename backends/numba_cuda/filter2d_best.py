@@ -135,6 +135,7 @@ def _sim_lane_ops() -> dict:
         return np.int32(v - (1 << 32) if v >= 1 << 31 else v)
 
     return dict(imad=lambda a, b, c: i32(int(a) * int(b) + int(c)), mad=lambda a, b, c: i32(int(a) * int(b) + int(c)),
+                imin=lambda a, b: i32(min(int(a), int(b))),
                 lanes_floor=lambda s, clr: i32(int(s) & int(clr)),
                 lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
                 lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)),
@@ -148,33 +149,41 @@ def _sim_lane_ops() -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def _ptx_intrinsic(ptx: str):
-    """A numba-cuda intrinsic of three int32 operands and an int32 result that is the one PTX
-    instruction ``ptx`` (``$0`` the result, ``$1 .. $3`` the operands), as inline assembly."""
+def _ptx_intrinsic(ptx: str, nargs: int = 3):
+    """A numba-cuda intrinsic of ``nargs`` int32 operands (2 or 3; other integers are converted)
+    and an int32 result that is the one PTX instruction ``ptx`` (``$0`` the result, ``$1 ..`` the
+    operands), as inline assembly."""
     from llvmlite import ir
     from numba import types
     from numba.cuda.extending import intrinsic
 
-    @intrinsic
-    def op(typingctx, a, b, c):
-        sig = types.int32(types.int32, types.int32, types.int32)
+    def codegen(context, builder, signature, args):
+        args = [context.cast(builder, v, t, types.int32) for v, t in zip(args, signature.args)]
+        fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32)] * nargs)
+        return builder.asm(fnty, ptx, "=r" + ",r" * nargs, args, side_effect=False)
 
-        def codegen(context, builder, signature, args):
-            args = [context.cast(builder, v, t, types.int32) for v, t in zip(args, signature.args)]
-            fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32)] * 3)
-            return builder.asm(fnty, ptx, "=r,r,r,r", args, side_effect=False)
-        return sig, codegen
-    return op
+    if nargs == 2:
+        @intrinsic
+        def op2(typingctx, a, b):
+            return types.int32(types.int32, types.int32), codegen
+        return op2
+
+    @intrinsic
+    def op3(typingctx, a, b, c):
+        return types.int32(types.int32, types.int32, types.int32), codegen
+    return op3
 
 
 def _asm_ops() -> dict:
-    """The inline PTX of the ``prmt`` sign test's lanes (:func:`_output_swar_set`): ``prmt``, since
+    """The inline PTX of the kernels: for the ``prmt`` sign test's lanes (:func:`_output_swar_set`) ``prmt``, since
     libdevice's ``__nv_byte_perm`` keeps only the low three bits of each selector nibble (sm_90 SASS
     of ``byte_perm(s, 0, 0x4B49)``: ``PRMT ... 0x4341``), dropping the sign replication; ``mad``
     (``mad.lo.s32``), since LLVM reassociates a tap's multiply-add with the next one's where no
     truncation stands between them (a tap of kind none), which costs an add a pair (sm_90 SASS:
-    ``IMAD``, ``IMAD``, ``IMAD.IADD`` for two taps)."""
-    return dict(prmt=_ptx_intrinsic("prmt.b32 $0, $1, $2, $3;"), mad=_ptx_intrinsic("mad.lo.s32 $0, $1, $2, $3;"))
+    ``IMAD``, ``IMAD``, ``IMAD.IADD`` for two taps); for the int32 row indices (``off32`` of
+    :func:`source`), ``mad`` and ``imin`` (``min.s32``), which numba would compute in 64 bits."""
+    return dict(prmt=_ptx_intrinsic("prmt.b32 $0, $1, $2, $3;"), mad=_ptx_intrinsic("mad.lo.s32 $0, $1, $2, $3;"),
+                imin=_ptx_intrinsic("min.s32 $0, $1, $2;", 2))
 
 
 def device_ops() -> dict:
@@ -206,9 +215,17 @@ def _conv(path: str):
     return lambda x: f"fadd(int_as_float(int32(int32({x}) | MAGI)), NEGM)"
 
 
-def _load_raw(j: int, vec: bool) -> list:
+def _load_raw(j: int, vec: bool, off32: bool = False) -> list:
     """Lines loading input row ``r0 - 1 + j`` (clamped to the last row) raw: four words (two 64-bit
     loads, split) and two halo bytes, or 18 bytes."""
+    if vec and off32:       # the row's chunk as an index of 8-byte words, one 32-bit multiply-add
+        L = [f"qa{j} = mad(imin(r0 - 1 + {j}, Hm1), W8, gx2)", f"qu{j} = uint64(qa{j})"]
+        L += [f"d{j}_{h} = img64[qu{j} + U{h}]" for h in range(2)]
+        L += [f"q{j}_{q} = uint32(d{j}_{q // 2} & M32)" if q % 2 == 0 else f"q{j}_{q} = uint32(d{j}_{q // 2} >> U32)"
+              for q in range(4)]
+        L.append(f"h{j}_0 = img8[qu{j} * U8 - U1] if c0 > 0 else Z8")
+        L.append(f"h{j}_1 = img8[qu{j} * U8 + U16] if c0 + 16 < W else Z8")
+        return L
     L = [f"rb{j} = uint64(min(r0 - 1 + {j}, H - 1)) * Wu"]
     if vec:
         L += [f"d{j}_{h} = img64[(rb{j} >> U3) + gq + U{h}]" for h in range(2)]
@@ -456,14 +473,18 @@ def _word(q: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
     return " | ".join(f"({_byte(4 * q + b, sat, path)} << S{8 * b})" for b in range(4))
 
 
-def _store(vec: bool, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> list:
+def _store(vec: bool, sat: bool, path: str, fcols: int = 0, lb: int = 0, off32: bool = False) -> list:
     """Lines storing row ``r``'s 16 outputs: where the whole chunk is interior (``full``, computed
     once before the row loop: every thread but a row's first and last) two 64-bit stores, else
-    word or byte stores each guarded by its columns (``lb`` as for :func:`_byte`)."""
-    L = ["ob = uint64(r) * Wu + c0u"]
+    word or byte stores each guarded by its columns (``lb`` as for :func:`_byte`; ``off32`` as for
+    :func:`source`)."""
+    if vec and off32:
+        L = ["oq = uint64(mad(int32(r), W8, gx2))", "ob = oq * U8"]
+    else:
+        L = ["ob = uint64(r) * Wu + c0u", "oq = ob >> U3"]
     if vec:
         L.append("if full:")
-        L += [f"    out64[(ob >> U3) + U{h}] = uint64(uint32({_word(2 * h, sat, path, fcols, lb)})) | "
+        L += [f"    out64[oq + U{h}] = uint64(uint32({_word(2 * h, sat, path, fcols, lb)})) | "
               f"(uint64(uint32({_word(2 * h + 1, sat, path, fcols, lb)})) << U32)" for h in range(2)]
         L.append("else:")
         for q in range(4):
@@ -505,7 +526,7 @@ def unrolled_rows(rows: int, step, full: bool = False) -> list:
 
 
 def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
-           fcols: int = 0, sign: str = "shift") -> str:
+           fcols: int = 0, sign: str = "shift", off32: bool = False) -> str:
     """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg0, .., wg8, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``; the weights are nine scalar arguments, which
     sit in the constant bank and feed each multiply-add directly instead of being loaded by every
@@ -514,7 +535,10 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
     rows renamed instead of copied), each of which converts the loaded row
     into the bottom register row, loads the row after it (issued before this row's arithmetic and
     stores, so the load overlaps them; not on the band's last row, whose next row no output of the
-    thread uses), computes and stores."""
+    thread uses), computes and stores.  ``off32`` (with ``vec``; the run's choice where
+    :func:`offsets_fit_int32`): a row chunk's place is an int32 index of 8-byte words, ``row * W/8
+    + c0/8``, one multiply-add (inline PTX, kept 32-bit), widened once and scaled by the address
+    arithmetic, instead of numba's 64-bit products and shifts (about 20 instructions a row)."""
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -522,6 +546,8 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             "    return",
             "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U2",
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
+    if vec and off32:
+        body += ["W8 = int32(W >> 3)", "gx2 = int32(gx * 2)", "Hm1 = int32(H - 1)"]
     if path == "swar" and sign == "prmt":      # the complemented lanes: the host passes -m
         body += [f"n{t} = wg{t}" for t in range(9)] + [f"w{t} = int32(-n{t})" for t in range(9)]
     else:
@@ -530,14 +556,14 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         body.append("ks = int32(K + shift)")
         body += ["nsc = int32(-(1 << (8 - ks)))"] if sign == "prmt" else []
         body += [f"wf{t} = fmul(float32(w{t}), KSC)" for t in range(9)] if fcols else []
-    body += _load_raw(0, vec) + _load_raw(1, vec)
+    body += _load_raw(0, vec, off32) + _load_raw(1, vec, off32)
     body += _convert_row(0, 0, path, vec, fcols) + _convert_row(1, 1, path, vec, fcols)
-    body += _load_raw(2, vec)
+    body += _load_raw(2, vec, off32)
 
     def step(j: int, slots: tuple) -> list:
         L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
         L += _convert_row(2, slots[2], path, vec, fcols)
-        nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec)]
+        nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec, off32)]
         if j + 1 < rows:         # every row its own code: the band's last row loads nothing after it
             L += nxt
         if path == "swar":
@@ -549,7 +575,7 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
         else:
             for i in range(COLS):
                 L += _output(i, path, slots, sat, k)
-        return L + _store(vec, sat, path, fcols, 8 if path == "swar" and sign == "prmt" else 0)
+        return L + _store(vec, sat, path, fcols, 8 if path == "swar" and sign == "prmt" else 0, off32)
 
     body += unrolled_rows(rows, step, full=True)
     head = f"def kern(img8, img64, out8, out32, out64, {', '.join(f'wg{t}' for t in range(9))}, H, W, shift, sc):"
@@ -558,12 +584,12 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
 
 @functools.lru_cache(maxsize=None)
 def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
-            kinds: tuple = (), fcols: int = 0, sign: str = "shift"):
+            kinds: tuple = (), fcols: int = 0, sign: str = "shift", off32: bool = False):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign)
+    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign, off32)
     tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}:f{fcols}:{sign}"}.get(path, "")
-    fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'} "
+    fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'}{' off32' if off32 else ''} "
              f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
@@ -595,6 +621,17 @@ def jit_source(cuda, src: str, fname: str, ns: dict, max_registers=None):
     return cuda.jit(max_registers=max_registers)(ns["kern"])
 
 
+#: the bound on ``H * W / 8 + W`` below which a kernel indexes rows with int32 word indices (see
+#: :func:`source`); a test lowers it to run the 64-bit indexing on small images
+OFF32_LIMIT = 2 ** 31
+
+
+def offsets_fit_int32(H: int, W: int) -> bool:
+    """Whether every 8-byte word index of an ``H x W`` uint8 image (``row * W/8 + c0/8``, and its
+    products on the way) fits an int32."""
+    return H * W // 8 + W < OFF32_LIMIT
+
+
 def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
     return (rc.cdiv(rc.cdiv(W, COLS), bx), rc.cdiv(max(H - 2, 1), rows))
 
@@ -613,7 +650,7 @@ def _make_run(rows: int):
             kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
         sign = arith_mod.swar_sign()
         k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
-                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign)
+                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign, vec and offsets_fit_int32(H, W))
         if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
         if path == "swar" and sign == "prmt":     # the complemented lanes subtract the products

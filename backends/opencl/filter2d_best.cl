@@ -64,6 +64,9 @@
 #ifndef FCOLS
 #define FCOLS 0                               /* PATH 3: the last FCOLS (0 or 4) columns on the float path */
 #endif
+#ifndef OFF32
+#define OFF32 0                               /* 1: H * W < 2^31, row offsets in 32-bit arithmetic */
+#endif
 #ifndef SIGNHI
 #define SIGNHI 0                              /* PATH 3: a sign tap's bit 15 moved down by mul_hi (1), a shift (0),
                                                  mul_hi on odd taps and a shift on even ones (2), or
@@ -145,7 +148,11 @@ typedef struct {
 
 inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
 {
+#if OFF32
+    const __global uchar *row = img + (uint)(rr * W);      /* H * W < 2^31: 32-bit offsets */
+#else
     const __global uchar *row = img + (size_t)rr * W;
+#endif
     raw_row q;
 #if VEC
     q.q = *(const __global uint4 *)(row + c0);
@@ -463,7 +470,11 @@ __kernel void filter2d_best(__global const uchar *restrict img, __constant const
 #define OWORDS (uint4)(pack4(o[0], o[1], o[2], o[3]), pack4(o[4], o[5], o[6], o[7]), \
                        pack4(o[8], o[9], o[10], o[11]), pack4(o[12], o[13], o[14], o[15]))
 #endif
+#if OFF32
+        __global uchar *orow = out + (uint)(r * W);
+#else
         __global uchar *orow = out + (size_t)r * W;
+#endif
 #if VEC
         if (full) {
             *(__global uint4 *)(orow + c0) = OWORDS;
