@@ -39,11 +39,13 @@ weights and the output stage (``arith="auto"``; ``arith="float"``: never ``swar`
 * ``swar`` (where :func:`refconv.backends.filter2d_arith.swar_plan` allows: small dyadic weights,
   a wrapped output, ``k + shift <= 7``): output columns ``i`` and ``i + 2`` in the two 16-bit lanes of
   one int32, one multiply-add a tap for both and the tap's truncation toward zero chosen from the
-  weights' signs (:func:`_output_swar`; a sign tap moves each lane's bit 15 down by a shift, or
-  by a multiply high, ``IMAD.HI``, as ``filter2d_arith.SWAR_SIGN`` says); the last
-  ``SWAR_FLOAT_COLS`` columns (none by default) may take ``exact`` with ``truncf`` on every tap
-  (:func:`_output_float_col`), so that the conversion unit shares the work (H100: 16.0 us on the
-  preset at R = 2, 16.5 at R = 5, against 19.0 us for ``exact``, docs/performance.md).
+  weights' signs (:func:`_output_swar`; as shipped, ``filter2d_arith.SWAR_SIGN == "prmt"``, the
+  lanes hold their complement and a sign tap takes its correction from one byte permute and one
+  multiply-add, :func:`_output_swar_set`; ``"shift"``, ``"hi"`` and ``"mixed"`` move each lane's bit
+  15 down by a shift or a multiply high, ``IMAD.HI``); the last ``SWAR_FLOAT_COLS`` columns (none
+  by default) may take ``exact`` with ``truncf`` on every tap (:func:`_output_float_col`), so that
+  the conversion unit shares the work (H100: 13.0 us on the preset at R = 2, 13.4 at R = 5,
+  against 19.2 us for ``exact``, docs/performance.md, issue 24's eighth round).
 """
 from __future__ import annotations
 
