@@ -28,7 +28,8 @@
  *      that bit moved down by mul_hi with SIGNHI=1, by a shift with SIGNHI=0, by mul_hi on odd
  *      taps and a shift on even ones with SIGNHI=2; SIGNHI=3 holds each lane complemented and
  *      takes the sign from a byte permute, see lanes_set);
- *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs.  A row is held as its 16
+ *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs (SIGNHI=3: bytes 1 and 3
+ *      of ~s << (8 - KEXP - shift)).  A row is held as its 16
  *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.  The last FCOLS (0 or 4) columns take path 2's
  *      fma a tap instead, with trunc() (the conversion unit, idle under the lanes' integer work)
  *      before every tap: their pixels of columns 16 - FCOLS - 1 .. 16 are also held as floats.
