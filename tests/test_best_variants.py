@@ -359,7 +359,8 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     """The ``swar`` path's lane operations are inline int32 expressions on a GPU (``_LANE_GPU``, never
     run under the simulator) and Python helpers under it (``_sim_lane_ops``).  Evaluated as numba
     evaluates them on a GPU (int32 operands, wider intermediates narrowed to int32, ``>>`` on an
-    int32 arithmetic, CUDA's ``umulhi``), each expression equals its helper: every truncation on
+    int32 arithmetic, CUDA's ``umulhi``, PTX ``prmt`` and ``mad.lo.s32``) with the kernels' own
+    constants (``lane_constants``), each expression equals its helper: every truncation on
     pairs of lanes at both ends of [0, 2**16) and at random, k = 0 .. 7, and the tap's multiply-add."""
     from refconv.backends.numba_cuda import filter2d_best as fb
 
@@ -378,9 +379,7 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
         mk = (1 << k) - 1
         ns = dict(int32=i32, umulhi=lambda a, b: i32(((a & 0xFFFFFFFF) * (b & 0xFFFFFFFF)) >> 32),
                   prmt=_prmt, mad=lambda a, b, c: i32(a * b + c),      # PTX mad.lo.s32: the low word
-                  I0=0, SGNB=0x4B49, KINV=i32(mk * 0x01010101),
-                  I15=15, LANES=0x10001, SIGNS=i32(0x80008000), MKHI=mk << 17, MK=mk, KM2=mk * 0x10001,
-                  CLR=i32(~(mk * 0x10001)))
+                  **{name: int(v) for name, v in fb.lane_constants(k).items()})   # the kernels' constants
         for lo in lanes:
             for hi in lanes[::3]:
                 ns["s"] = i32(lo | hi << 16)

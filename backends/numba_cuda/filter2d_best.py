@@ -333,6 +333,16 @@ _LANE_SET = {TAP_NONE: None, TAP_FLOOR: ("lanes_set", "KM2"), TAP_CEIL: ("lanes_
              TAP_SIGN: ("lanes_set_sign", "KINV", "KM2")}
 
 
+def lane_constants(k: int) -> dict:
+    """The constants of the ``swar`` path's lane operations (``_LANE_GPU`` and the helpers of
+    :func:`_sim_lane_ops`) for weights in units of ``2**-k``, as the kernels' namespace holds them."""
+    mk = (1 << k) - 1
+    return dict(BIAS2=np.int32(-0x7FFF8000), MK=np.int32(mk), KM2=np.int32(mk * 0x10001),
+                CLR=np.int32(~(mk * 0x10001)), I15=np.int32(15), LANES=np.int32(0x10001),
+                SIGNS=np.int32(-0x7FFF8000), MKHI=np.int32(mk << 17), I0=np.int32(0),
+                BIASC=np.int32(0x7FFF7FFF), SGNB=np.int32(0x4B49), KINV=np.int32(mk * 0x01010101))
+
+
 def _lane(sim: bool, op: str, *args: str) -> str:
     return f"{op}({', '.join(args)})" if sim else _LANE_GPU[op].format(*args)
 
@@ -595,16 +605,12 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
              f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
-              Z8=np.uint8(0), UFF=np.uint32(0xFF), I0=np.int32(0), I255=np.int32(255), min=min, max=max,
+              Z8=np.uint8(0), UFF=np.uint32(0xFF), I255=np.int32(255), min=min, max=max,
               CB=np.float32(_CB), CB255=np.float32(_CB + 255), PK0=np.int32(0x0040), PK1=np.int32(0x5410),
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
-              BIAS2=np.int32(-0x7FFF8000), KSC=np.float32(2.0 ** -k), MK=np.int32((1 << k) - 1),
-              KM2=np.int32(((1 << k) - 1) * 0x10001), CLR=np.int32(~(((1 << k) - 1) * 0x10001)), I16=np.int32(16),
-              I15=np.int32(15), LANES=np.int32(0x10001), SIGNS=np.int32(-0x7FFF8000),
-              MKHI=np.int32(((1 << k) - 1) << 17), SWE=np.int32(0x4240),
-              BIASC=np.int32(0x7FFF7FFF), SGNB=np.int32(0x4B49), KINV=np.int32(((1 << k) - 1) * 0x01010101),
+              KSC=np.float32(2.0 ** -k), I16=np.int32(16), **lane_constants(k), SWE=np.int32(0x4240),
               SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
               SWW8=np.int32(0x7351),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
