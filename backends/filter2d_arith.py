@@ -42,6 +42,18 @@ def swar_sign() -> str:
     return SWAR_SIGN
 
 
+#: the bound on ``H * W`` below which both twins compute a row's place in 32-bit arithmetic (NVIDIA
+#: builds 64-bit products and shifts for it otherwise, about 20 instructions a row in numba's SASS);
+#: a test lowers it to run the 64-bit indexing on small images
+OFF32_LIMIT = 2 ** 31
+
+
+def offsets_fit_int32(H: int, W: int) -> bool:
+    """Whether every byte offset into an ``H x W`` uint8 image (and so every index of its 8-byte
+    words, and the products on the way to either) fits an int32: ``H * W <`` :data:`OFF32_LIMIT`."""
+    return H * W < OFF32_LIMIT
+
+
 #: the tap kinds of the ``swar`` path (:func:`tap_kinds`)
 TAP_NONE, TAP_FLOOR, TAP_CEIL, TAP_SIGN = 0, 1, 2, 3
 

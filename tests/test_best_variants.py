@@ -216,19 +216,25 @@ def test_numba_filter2d_best_matches_the_spec_on_every_path_and_layout(sim, rows
                                         ("filter2d/opencl/best_R2", {"wg_x": 8}),
                                         ("filter2d/opencl/best_R5", {"wg_x": 8})])
 def test_filter2d_best_indexes_rows_alike_in_32_and_64_bit_offsets(request, monkeypatch, vid, params):
-    """Images below OFF32_LIMIT index rows with 32-bit offsets (every test image is one); with the
-    limit at 0 the same cases take the 64-bit indexing, which only images past 2**31 pixels reach
-    on a device: every path on the word layout (W % 16 == 0), both casts, the two-lane path."""
-    from refconv.backends.numba_cuda import filter2d_best as nfb
-    from refconv.backends.opencl import filter2d_best as ofb
+    """Images below filter2d_arith.OFF32_LIMIT index rows with 32-bit offsets (every test image is
+    one); with the limit at 0 the same cases take the 64-bit indexing, which only images past 2**31
+    pixels reach on a device: every path on the word layout (W % 16 == 0), both casts, the two-lane
+    path.  Each run must have asked which indexing applies and been told what the limit says."""
+    from refconv.backends import filter2d_arith
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
+    answers = []
+    fits = filter2d_arith.offsets_fit_int32
+    monkeypatch.setattr(filter2d_arith, "offsets_fit_int32",
+                        lambda H, W: answers.append(fits(H, W)) or answers[-1])
     for limit in (2 ** 31, 0):
-        monkeypatch.setattr(nfb if "numba" in vid else ofb, "OFF32_LIMIT", limit)
+        monkeypatch.setattr(filter2d_arith, "OFF32_LIMIT", limit)
+        answers.clear()
         for spec, _ in _filter2d_cases():
             if ",w=32," in spec or ",w=16," in spec:
                 _judge(vid, spec, {**params, "arith": "auto"})
         _judge(vid, F2D.format(h=7, w=48, shift=4, cast="wrap", image="random.3", weights="exact.2"),
                {**params, "arith": "auto"})
+        assert answers and set(answers) == {limit > 0}, (limit, answers)
 
 
 def test_arith_int_takes_the_integer_path_where_the_sums_are_exact_and_the_auto_path_elsewhere():

@@ -136,14 +136,19 @@ def _sim_lane_ops() -> dict:
         v &= 0xFFFFFFFF
         return np.int32(v - (1 << 32) if v >= 1 << 31 else v)
 
-    return dict(imad=lambda a, b, c: i32(int(a) * int(b) + int(c)), mad=lambda a, b, c: i32(int(a) * int(b) + int(c)),
+    def imad(a, b, c):      # the low word of a * b + c, as IMAD and PTX mad.lo.s32
+        return i32(int(a) * int(b) + int(c))
+
+    return dict(imad=imad, mad=imad,
                 imin=lambda a, b: i32(min(int(a), int(b))),
                 lanes_floor=lambda s, clr: i32(int(s) & int(clr)),
                 lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
                 lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)),
                 lanes_sign_hi=lambda s, signs, mkhi, clr: i32(
                     (int(s) + (((~int(s) & int(signs) & 0xFFFFFFFF) * (int(mkhi) & 0xFFFFFFFF)) >> 32)) & int(clr)),
-                # the complemented lanes of SWAR_SIGN "prmt" (:func:`_output_swar`)
+                # the complemented lanes of SWAR_SIGN "prmt" (:func:`_output_swar_set`); the sign
+                # helper subtracts 2**k - 1 from the lanes whose bit 15 is set directly, not through
+                # the GPU's byte permute and KINV, so that the two formulas check each other
                 lanes_set=lambda s, km2: i32(int(s) | int(km2)),
                 lanes_set_ceil=lambda s, km2: i32((int(s) - int(km2)) | int(km2)),
                 lanes_set_sign=lambda s, kinv, km2: i32(
@@ -354,9 +359,9 @@ def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "shif
     (its kind: none, mask, add and mask, or add ``2**k - 1`` to the lanes whose bit 15 is clear and
     mask, that bit moved down as ``sign`` says, :data:`refconv.backends.filter2d_arith.SWAR_SIGN`);
     ``v = s >> (k + shift)``, whose bytes 0 and 2 are the two outputs (wrapped)."""
-    L = []
     if sign == "prmt":
         return _output_swar_set(i, rows, kinds, sim)
+    L = []
     for t in range(9):
         a, b = divmod(t, 3)
         L.append("s = " + _lane(sim, "imad", f"w{t}", f"p{rows[a]}_{i + b}", "BIAS2" if t == 0 else "s"))
@@ -548,9 +553,10 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
     into the bottom register row, loads the row after it (issued before this row's arithmetic and
     stores, so the load overlaps them; not on the band's last row, whose next row no output of the
     thread uses), computes and stores.  ``off32`` (with ``vec``; the run's choice where
-    :func:`offsets_fit_int32`): a row chunk's place is an int32 index of 8-byte words, ``row * W/8
-    + c0/8``, one multiply-add (inline PTX, kept 32-bit), widened once and scaled by the address
-    arithmetic, instead of numba's 64-bit products and shifts (about 20 instructions a row)."""
+    :func:`refconv.backends.filter2d_arith.offsets_fit_int32`): a row chunk's place is an int32
+    index of 8-byte words, ``row * W/8 + c0/8``, one multiply-add (inline PTX, kept 32-bit), widened
+    once and scaled by the address arithmetic, instead of numba's 64-bit products and shifts (about
+    20 instructions a row)."""
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -629,17 +635,6 @@ def jit_source(cuda, src: str, fname: str, ns: dict, max_registers=None):
     return cuda.jit(max_registers=max_registers)(ns["kern"])
 
 
-#: the bound on ``H * W / 8 + W`` below which a kernel indexes rows with int32 word indices (see
-#: :func:`source`); a test lowers it to run the 64-bit indexing on small images
-OFF32_LIMIT = 2 ** 31
-
-
-def offsets_fit_int32(H: int, W: int) -> bool:
-    """Whether every 8-byte word index of an ``H x W`` uint8 image (``row * W/8 + c0/8``, and its
-    products on the way) fits an int32."""
-    return H * W // 8 + W < OFF32_LIMIT
-
-
 def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
     return (rc.cdiv(rc.cdiv(W, COLS), bx), rc.cdiv(max(H - 2, 1), rows))
 
@@ -658,7 +653,8 @@ def _make_run(rows: int):
             kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
         sign = arith_mod.swar_sign()
         k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
-                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign, vec and offsets_fit_int32(H, W))
+                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign,
+                    vec and arith_mod.offsets_fit_int32(H, W))
         if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
         if path == "swar" and sign == "prmt":     # the complemented lanes subtract the products

@@ -45,17 +45,12 @@ SUPPORTS = {
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads/stores per work-item; spec of seed 000"
 
 
-#: the bound on ``H * W`` below which a kernel computes row offsets in 32-bit arithmetic (``-DOFF32``);
-#: a test lowers it to run the 64-bit ones on small images
-OFF32_LIMIT = 2 ** 31
-
-
 def options(rows: int, path: str, vec: bool, sat: bool = False, plan=None, off32: bool = False) -> tuple:
     """The build options of one specialisation (``-DUSE_PTX`` on the NVIDIA target; on the ``swar``
     path ``plan`` is :func:`~refconv.backends.filter2d_arith.swar_plan`'s ``(k, m, kinds)``: ``-DKEXP``
     and the tap kinds as ``-DKINDS``, a nibble a tap; ``-DFCOLS`` and ``-DSIGNHI`` from
     :mod:`~refconv.backends.filter2d_arith`'s ``SWAR_FLOAT_COLS`` and ``SWAR_SIGN``; ``-DOFF32=1``
-    where ``off32``: the image's ``H * W`` is below :data:`OFF32_LIMIT`)."""
+    where ``off32``: :func:`~refconv.backends.filter2d_arith.offsets_fit_int32`)."""
     opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}", f"-DSAT={int(sat)}",
             f"-DOFF32={int(off32)}")
     if path == "swar":
@@ -87,7 +82,8 @@ def _make(rows: int) -> Variant:
         shift = problem.option("shift")
         path = choose_path(w, arith, shift, sat)
         plan = swar_plan(w, shift, sat) if path == "swar" else None
-        k = oc.kernel(SRC, "filter2d_best", options(rows, path, vec, sat, plan, H * W < OFF32_LIMIT), SRC_NAME)
+        off32 = arith_mod.offsets_fit_int32(H, W)
+        k = oc.kernel(SRC, "filter2d_best", options(rows, path, vec, sat, plan, off32), SRC_NAME)
         # the scalars (H, W, shift, the bits of 2**-shift) as one __constant int buffer: see the kernel
         prm = np.array([H, W, shift, np.float32(2.0 ** -shift).view(np.int32)], np.int32)
         return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
