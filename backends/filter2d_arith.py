@@ -54,6 +54,13 @@ def offsets_fit_int32(H: int, W: int) -> bool:
     return H * W < OFF32_LIMIT
 
 
+def bands_exact(H: int, rows: int) -> bool:
+    """Whether the ``H - 2`` output rows of an ``H``-row image split into bands of ``rows`` with none
+    cut short: then no thread's band runs past the last output row, and both twins build their
+    kernel without a test of each row against it (nor a clamp of the rows they load)."""
+    return H >= 3 and (H - 2) % rows == 0
+
+
 #: the tap kinds of the ``swar`` path (:func:`tap_kinds`)
 TAP_NONE, TAP_FLOOR, TAP_CEIL, TAP_SIGN = 0, 1, 2, 3
 

@@ -52,6 +52,7 @@ CASES = {
         *[(f"filter2d/numba_cuda/best_R{r}", {"bx": bx}) for r in (2, 5) for bx in (32, 128)],
         *[(f"filter2d/opencl/best_R{r}", {"wg_x": wx}) for r in (2, 5) for wx in (32, 128)],
         ("filter2d/numba_cuda/best_R2", {"arith": "int"}),
+        *[(f"filter2d/numba_cuda/best_R{r}", {}, "wlit") for r in (2, 5)],
     ],
     "sobel-4096x3072": [
         *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (4, 6, 8)],
@@ -67,7 +68,8 @@ def _build(kind):
     (OpenCL sobel: the portable OpenCL C instead of the inline PTX), ``no_ptx_gray_mul`` (both),
     ``maxregN`` (both backends: at most N registers a thread: numba's ``max_registers``, NVIDIA
     OpenCL's ``-cl-nv-maxrregcount``), ``fcols0`` (filter2d's swar path with no float columns),
-    ``sign_hi``, ``sign_shift``, ``sign_mixed``, ``sign_prmt`` (filter2d's swar path with that ``SWAR_SIGN``)."""
+    ``sign_hi``, ``sign_shift``, ``sign_mixed``, ``sign_prmt`` (filter2d's swar path with that ``SWAR_SIGN``),
+    ``wlit`` (numba filter2d's swar path with the weights as literals, ``WEIGHT_LITERALS``)."""
     import contextlib
     from refconv.backends import filter2d_arith
     from refconv.backends.numba_cuda import filter2d_best as nfb, sobel_best as nsb
@@ -89,6 +91,8 @@ def _build(kind):
             filter2d_arith.SWAR_FLOAT_COLS = 0
         elif kind in ("sign_hi", "sign_shift", "sign_mixed", "sign_prmt"):   # swar: the sign taps' form
             filter2d_arith.SWAR_SIGN = kind[len("sign_"):]
+        elif kind == "wlit":                            # numba swar: the weights as literals
+            nfb.WEIGHT_LITERALS = True
         elif kind and kind.startswith("maxreg"):
             n = int(kind[len("maxreg"):])
             for m in mods:
@@ -96,13 +100,14 @@ def _build(kind):
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = n
         elif kind:
             raise ValueError(f"build {kind!r} not accepted; accepted: trunc_all, gray_mul, no_ptx, "
-                             "no_ptx_gray_mul, maxregN, fcols0, sign_hi, sign_shift, sign_mixed, sign_prmt")
+                             "no_ptx_gray_mul, maxregN, fcols0, sign_hi, sign_shift, sign_mixed, sign_prmt, wlit")
         try:
             yield
         finally:
             for m in mods:
                 m.options = orig[m]
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = None
+            nfb.WEIGHT_LITERALS = False
             filter2d_arith.SWAR_FLOAT_COLS, filter2d_arith.SWAR_SIGN = fcols, sign
     return ctx()
 

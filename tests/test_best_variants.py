@@ -496,12 +496,34 @@ def test_sobel_best_writes_every_row_whatever_the_rows_left_for_the_last_block(r
 
 
 @pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R5", {"bx": 32, "arith": "auto"}),
-                                        ("filter2d/opencl/best_R5", {"wg_x": 8, "arith": "auto"})])
-def test_filter2d_best_writes_every_row_whatever_the_rows_left_for_the_last_block(request, vid, params):
-    """As for Sobel: 5 rows a block, every height from one output row to two blocks."""
+                                        ("filter2d/opencl/best_R5", {"wg_x": 8, "arith": "auto"}),
+                                        ("filter2d/numba_cuda/best_R2", {"bx": 32, "arith": "auto"}),
+                                        ("filter2d/opencl/best_R2", {"wg_x": 8, "arith": "auto"})])
+def test_filter2d_best_writes_every_row_whatever_the_rows_left_for_the_last_block(request, monkeypatch, vid, params):
+    """As for Sobel: R rows a block, every height from one output row to two blocks, on both layouts
+    (W % 16 == 0 and bytes).  Where every band is complete (filter2d_arith.bands_exact) the kernel
+    is built without a test of each row against the last one: each run must have asked which build
+    applies, and the heights must reach both."""
+    from refconv.backends import filter2d_arith
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
-    for h in _row_count_cases(5):
-        _judge(vid, F2D.format(h=h, w=32, shift=4, cast="wrap", image="random.4", weights="exact.2"), params)
+    rows = int(vid.rsplit("R", 1)[1])
+    answers = []
+    exact = filter2d_arith.bands_exact
+    monkeypatch.setattr(filter2d_arith, "bands_exact", lambda H, R: answers.append((H, R, exact(H, R))) or answers[-1][2])
+    for h in _row_count_cases(rows):
+        for w in (32, 21):
+            answers.clear()
+            _judge(vid, F2D.format(h=h, w=w, shift=4, cast="wrap", image="random.4", weights="exact.2"), params)
+            assert answers and {a[:2] for a in answers} == {(h, rows)}, (h, answers)
+    seen = {exact(h, rows) for h in _row_count_cases(rows)}
+    assert seen == {True, False}, seen
+
+
+def test_bands_are_exact_where_the_output_rows_split_into_whole_bands():
+    from refconv.backends.filter2d_arith import bands_exact
+    assert [h for h in range(1, 16) if bands_exact(h, 5)] == [7, 12]
+    assert [h for h in range(1, 9) if bands_exact(h, 2)] == [4, 6, 8]
+    assert bands_exact(3072, 2) and bands_exact(3072, 5) and not bands_exact(3073, 2)
 
 
 def test_a_build_error_in_a_best_kernel_quotes_its_own_file_and_line_past_the_shared_pack4(pocl):

@@ -70,6 +70,12 @@ COLS = 16
 #: threads a block by default: a preset row of 3072 is 192 chunks of 16 columns, which 64 divides
 #: (128 left a quarter of every second block idle)
 BX = 64
+#: bytes of zeros before and after the image on the word layout (:func:`padded_image`): a 16-byte
+#: multiple, so that the image's 8-byte words stay aligned
+PAD = 16
+#: build the two-lane kernel (``prmt``) with the weights as literals, one kernel per weight set, instead
+#: of reading the nine scalar arguments (timed by scripts/gpu_roofline_sweep.py's ``wlit`` build)
+WEIGHT_LITERALS = False
 #: a cap on the registers a thread (``cuda.jit(max_registers=...)``; None: ptxas's choice).  A module
 #: constant rather than a launch parameter: scripts/gpu_roofline_sweep.py times other caps by setting it
 MAX_REGISTERS = None
@@ -222,29 +228,36 @@ def _conv(path: str):
     return lambda x: f"fadd(int_as_float(int32(int32({x}) | MAGI)), NEGM)"
 
 
-def _load_raw(j: int, vec: bool, off32: bool = False) -> list:
-    """Lines loading input row ``r0 - 1 + j`` (clamped to the last row) raw: four words (two 64-bit
-    loads, split) and two halo bytes, or 18 bytes."""
-    if vec and off32:       # the row's chunk as an index of 8-byte words, one 32-bit multiply-add
-        L = [f"qa{j} = mad(imin(r0 - 1 + {j}, Hm1), W8, gx2)", f"qu{j} = uint64(qa{j})"]
+def _load_raw(j: int, vec: bool, off32: bool = False, exact: bool = False) -> list:
+    """Lines loading input row ``r0 - 1 + j`` raw: four words (two 64-bit loads, split) and the two
+    32-bit words beside them (halves of the 8-byte words beside the chunk), whose bytes 3 and 0 are
+    the halo pixels, or 18 bytes.  On the word
+    layout the image sits :data:`PAD` bytes into a buffer of ``H * W + 2 * PAD``, so that the words
+    beside the first and the last chunk of the image are in the buffer (their pixels feed only
+    output columns that are not written) and no halo load needs a guard; ``qu{j}`` is the chunk's
+    index in 8-byte words of that buffer.  The row is clamped to the last one unless ``exact`` (every
+    band of output rows complete, so that no row past ``H - 1`` is ever loaded)."""
+    row = f"r0 - 1 + {j}"
+    if vec:
+        if off32:       # the row's chunk as an index of 8-byte words, one 32-bit multiply-add
+            L = [f"qa{j} = mad({row if exact else f'imin({row}, Hm1)'}, W8, gi2)", f"qu{j} = uint64(qa{j})"]
+        else:
+            L = [f"qu{j} = uint64({row if exact else f'min({row}, H - 1)'}) * (Wu >> U3) + gq"]
         L += [f"d{j}_{h} = img64[qu{j} + U{h}]" for h in range(2)]
         L += [f"q{j}_{q} = uint32(d{j}_{q // 2} & M32)" if q % 2 == 0 else f"q{j}_{q} = uint32(d{j}_{q // 2} >> U32)"
               for q in range(4)]
-        L.append(f"h{j}_0 = img8[qu{j} * U8 - U1] if c0 > 0 else Z8")
-        L.append(f"h{j}_1 = img8[qu{j} * U8 + U16] if c0 + 16 < W else Z8")
+        L.append(f"h{j}_0 = uint32(img64[qu{j} - U1] >> U32)")     # a 32-bit load: LLVM narrows it
+        L.append(f"h{j}_1 = uint32(img64[qu{j} + U2] & M32)")
         return L
-    L = [f"rb{j} = uint64(min(r0 - 1 + {j}, H - 1)) * Wu"]
-    if vec:
-        L += [f"d{j}_{h} = img64[(rb{j} >> U3) + gq + U{h}]" for h in range(2)]
-        L += [f"q{j}_{q} = uint32(d{j}_{q // 2} & M32)" if q % 2 == 0 else f"q{j}_{q} = uint32(d{j}_{q // 2} >> U32)"
-              for q in range(4)]
-        L.append(f"h{j}_0 = img8[rb{j} + c0u - U1] if c0 > 0 else Z8")
-        L.append(f"h{j}_1 = img8[rb{j} + c0u + U16] if c0 + 16 < W else Z8")
-    else:
-        for i in range(18):
-            lo = "c0 > 0" if i == 0 else f"c0 + {i - 1} < W"
-            L.append(f"b{j}_{i} = (img8[rb{j} + c0u + U{i} - U1] if {lo} else Z8)")
+    L = [f"rb{j} = uint64({row if exact else f'min({row}, H - 1)'}) * Wu"]
+    for i in range(18):
+        lo = "c0 > 0" if i == 0 else f"c0 + {i - 1} < W"
+        L.append(f"b{j}_{i} = (img8[rb{j} + c0u + U{i} - U1] if {lo} else Z8)")
     return L
+
+
+#: the pixels of a loaded row on the word layout, columns c0 - 1 .. c0 + 16: (word, byte)
+_WORD_PIXELS = (("h{j}_0", 3), *((f"q{{j}}_{i // 4}", i % 4) for i in range(16)), ("h{j}_1", 0))
 
 
 def _convert_row(j: int, slot: int, path: str, vec: bool, fcols: int = 0) -> list:
@@ -256,17 +269,16 @@ def _convert_row(j: int, slot: int, path: str, vec: bool, fcols: int = 0) -> lis
     conv = _conv(path)
     if not vec:
         return [f"p{slot}_{i} = {conv(f'b{j}_{i}')}" for i in range(18)]
-    L = [f"p{slot}_0 = {conv(f'h{j}_0')}"]
-    for i in range(16):
-        q = f"q{j}_{i // 4}"
+    L = []
+    for n, (word, b) in enumerate(_WORD_PIXELS):
+        q = word.format(j=j)
         if path == "int":      # byte b of the word, zero extended: one byte permute
-            x = f"byte_perm(int32({q}), I0, SELZ{i % 4})"
+            x = f"byte_perm(int32({q}), I0, SELZ{b})"
         elif path != "cvt":
-            x = f"fadd(int_as_float(byte_perm(int32({q}), MAGI, SEL{i % 4})), NEGM)"
+            x = f"fadd(int_as_float(byte_perm(int32({q}), MAGI, SEL{b})), NEGM)"
         else:
-            x = conv(f"({q} >> S{8 * (i % 4)}) & UFF")
-        L.append(f"p{slot}_{i + 1} = {x}")
-    L.append(f"p{slot}_17 = {conv(f'h{j}_1')}")
+            x = conv(f"(uint32({q}) >> S{8 * b}) & UFF")
+        L.append(f"p{slot}_{n} = {x}")
     return L
 
 
@@ -281,13 +293,13 @@ def _pair_row(j: int, slot: int, vec: bool) -> list:
     for v in range(4):
         L.append(f"e{v} = byte_perm(int32(q{j}_{v}), I0, SWE)")
         L.append(f"o{v} = byte_perm(int32(q{j}_{v}), I0, SWO)")
-    L.append(f"p{slot}_0 = byte_perm(int32(h{j}_0), o0, SWL)")
+    L.append(f"p{slot}_0 = byte_perm(int32(h{j}_0), o0, SWL)")   # (byte 3 of the word before, x1)
     for v in range(4):
         L += [f"p{slot}_{4 * v + 1} = e{v}", f"p{slot}_{4 * v + 2} = o{v}"]
         if v < 3:
             L += [f"p{slot}_{4 * v + 3} = byte_perm(e{v}, e{v + 1}, SWF)",
                   f"p{slot}_{4 * v + 4} = byte_perm(o{v}, o{v + 1}, SWF)"]
-    L.append(f"p{slot}_15 = byte_perm(e3, int32(h{j}_1), SWF)")
+    L.append(f"p{slot}_15 = byte_perm(e3, int32(h{j}_1), SWR)")   # (x14, byte 0 of the word after)
     return L
 
 
@@ -298,11 +310,9 @@ def _float_cols_row(j: int, slot: int, vec: bool, fcols: int) -> list:
     for n in range(16 - fcols, 18):            # n = column + 1
         if not vec:
             L.append(f"f{slot}_{n} = {conv(f'b{j}_{n}')}")
-        elif n == 17:
-            L.append(f"f{slot}_17 = {conv(f'h{j}_1')}")
         else:
-            q, b = divmod(n - 1, 4)
-            L.append(f"f{slot}_{n} = fadd(int_as_float(byte_perm(int32(q{j}_{q}), MAGI, SEL{b})), NEGM)")
+            word, b = _WORD_PIXELS[n]
+            L.append(f"f{slot}_{n} = fadd(int_as_float(byte_perm(int32({word.format(j=j)}), MAGI, SEL{b})), NEGM)")
     return L
 
 
@@ -543,7 +553,8 @@ def unrolled_rows(rows: int, step, full: bool = False) -> list:
 
 
 def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
-           fcols: int = 0, sign: str = "shift", off32: bool = False) -> str:
+           fcols: int = 0, sign: str = "shift", off32: bool = False, exact: bool = False,
+           wlit: tuple = ()) -> str:
     """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg0, .., wg8, H, W, shift, sc)``
     (``sat``: saturate, else wrap; ``sc = 2**-shift``; the weights are nine scalar arguments, which
     sit in the constant bank and feed each multiply-add directly instead of being loaded by every
@@ -562,26 +573,27 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
             "if c0 >= W - 1 or r0 > H - 2:",
             "    return",
-            "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U2",
+            "Wu = uint64(W)", "c0u = uint64(c0)", "gq = uint64(gx) * U2 + UPAD8",
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
-    if vec and off32:
-        body += ["W8 = int32(W >> 3)", "gx2 = int32(gx * 2)", "Hm1 = int32(H - 1)"]
+    if vec and off32:       # gx2: the chunk's 8-byte word in an output row, gi2: in the padded input
+        body += ["W8 = int32(W >> 3)", "gx2 = int32(gx * 2)", "gi2 = int32(gx2 + IPAD8)", "Hm1 = int32(H - 1)"]
     if path == "swar" and sign == "prmt":      # the complemented lanes: the host passes -m
-        body += [f"n{t} = wg{t}" for t in range(9)] + [f"w{t} = int32(-n{t})" for t in range(9)]
+        body += [f"n{t} = {f'int32({wlit[t]})' if wlit else f'wg{t}'}" for t in range(9)]
+        body += [f"w{t} = int32(-n{t})" for t in range(9)]
     else:
         body += [f"w{t} = wg{t}" for t in range(9)]
     if path == "swar":
         body.append("ks = int32(K + shift)")
         body += ["nsc = int32(-(1 << (8 - ks)))"] if sign == "prmt" else []
         body += [f"wf{t} = fmul(float32(w{t}), KSC)" for t in range(9)] if fcols else []
-    body += _load_raw(0, vec, off32) + _load_raw(1, vec, off32)
+    body += _load_raw(0, vec, off32, exact) + _load_raw(1, vec, off32, exact)
     body += _convert_row(0, 0, path, vec, fcols) + _convert_row(1, 1, path, vec, fcols)
-    body += _load_raw(2, vec, off32)
+    body += _load_raw(2, vec, off32, exact)
 
     def step(j: int, slots: tuple) -> list:
-        L = [f"r = r0 + k + {j}", "if r > H - 2:", "    return"]
+        L = [f"r = r0 + k + {j}"] + ([] if exact else ["if r > H - 2:", "    return"])
         L += _convert_row(2, slots[2], path, vec, fcols)
-        nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec, off32)]
+        nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec, off32, exact)]
         if j + 1 < rows:         # every row its own code: the band's last row loads nothing after it
             L += nxt
         if path == "swar":
@@ -602,12 +614,13 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
 
 @functools.lru_cache(maxsize=None)
 def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
-            kinds: tuple = (), fcols: int = 0, sign: str = "shift", off32: bool = False):
+            kinds: tuple = (), fcols: int = 0, sign: str = "shift", off32: bool = False, exact: bool = False,
+            wlit: tuple = ()):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign, off32)
+    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign, off32, exact, wlit)
     tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}:f{fcols}:{sign}"}.get(path, "")
-    fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'}{' off32' if off32 else ''} "
+    fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'}{' off32' if off32 else ''}{' exact' if exact else ''}{' w' + ','.join(map(str, wlit)) if wlit else ''} "
              f"{'sat' if sat else 'wrap'}>")
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
@@ -617,9 +630,10 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
               KSC=np.float32(2.0 ** -k), I16=np.int32(16), **lane_constants(k), SWE=np.int32(0x4240),
-              SWO=np.int32(0x4341), SWL=np.int32(0x5410), SWF=np.int32(0x5432), SWW=np.int32(0x6240),
+              SWO=np.int32(0x4341), SWL=np.int32(0x5453), SWF=np.int32(0x5432), SWR=np.int32(0x3432), SWW=np.int32(0x6240),
               SWW8=np.int32(0x7351),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
+              UPAD8=np.uint64(PAD // 8), IPAD8=np.int32(PAD // 8),
               M32=np.uint64(0xFFFFFFFF))
     return jit_source(cuda, src, fname, ns, max_registers)
 
@@ -652,15 +666,16 @@ def _make_run(rows: int):
         if path == "swar":
             kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
         sign = arith_mod.swar_sign()
-        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
-                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign,
-                    vec and arith_mod.offsets_fit_int32(H, W))
         if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
             w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
         if path == "swar" and sign == "prmt":     # the complemented lanes subtract the products
             w = -w
+        wlit = tuple(int(v) for v in w) if WEIGHT_LITERALS and path == "swar" and sign == "prmt" else ()
+        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
+                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign,
+                    vec and arith_mod.offsets_fit_int32(H, W), arith_mod.bands_exact(H, rows), wlit)
         d_out, n = rc.to_device_poisoned(out, pad_to=8)
-        d_img8 = cuda.to_device(img.reshape(-1))
+        d_img8 = padded_image(cuda, img) if vec else cuda.to_device(img.reshape(-1))
         d_img64 = d_img8.view(np.uint64) if vec else d_img8
         rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img64, d_out, d_out.view(np.uint32),
                   d_out.view(np.uint64), *(w.dtype.type(v) for v in w),
@@ -671,15 +686,28 @@ def _make_run(rows: int):
     return run
 
 
-def row_block_constraint(grid, rows: int, default_bx: int):
+def padded_image(cuda, img: np.ndarray):
+    """``img`` flattened into a zeroed device buffer of ``img.size + 2 *`` :data:`PAD` bytes, at
+    offset ``PAD``: the word layout's halo words beside the image's first and last chunk are then in
+    the buffer (:func:`_load_raw`)."""
+    n = img.size
+    d = cuda.device_array(n + 2 * PAD, np.uint8)
+    d[PAD:PAD + n].copy_to_device(img.reshape(-1))
+    zeros = np.zeros(PAD, np.uint8)
+    d[:PAD].copy_to_device(zeros)
+    d[PAD + n:].copy_to_device(zeros)
+    return d
+
+
+def row_block_constraint(grid, rows: int, default_bx: int, pad: int = 0):
     """The device limits of a best_R kernel (filter2d's or sobel's): ``bx`` threads a block (the
-    run's default when not given), a grid of ``grid(H, W, rows, bx)`` blocks, the inputs and the
-    uint8 output (padded to a word) in device memory."""
+    run's default when not given), a grid of ``grid(H, W, rows, bx)`` blocks, the inputs (and
+    ``pad`` bytes more) and the uint8 output (padded to a word) in device memory."""
     def check(problem, params):
         H, W = problem.dims["h"], problem.dims["w"]
         bx = params.get("bx", default_bx)
         return rc.fits(problem, threads=bx, grid=grid(H, W, rows, bx),
-                       device_bytes=problem.input_nbytes() + H * W + 4)
+                       device_bytes=problem.input_nbytes() + pad + H * W + 4)
     return check
 
 
@@ -690,7 +718,7 @@ def variants():
             op="filter2d", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows),
             supports=dict(SUPPORTS),
             params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ARITH, "auto")),
-            available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX), origin=ORIGIN,
+            available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX, 2 * PAD), origin=ORIGIN,
             doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
                  "input rows (64-bit word loads/stores where W % 16 == 0, bytes otherwise); "
                  "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) "
