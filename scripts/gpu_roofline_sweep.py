@@ -53,6 +53,7 @@ CASES = {
         *[(f"filter2d/opencl/best_R{r}", {"wg_x": wx}) for r in (2, 5) for wx in (32, 128)],
         ("filter2d/numba_cuda/best_R2", {"arith": "int"}),
         *[(f"filter2d/numba_cuda/best_R{r}", {}, "wlit") for r in (2, 5)],
+        *[(f"filter2d/opencl/best_R{r}", {}, b) for r in (2, 5) for b in ("exact0",)],
     ],
     "sobel-4096x3072": [
         *[(f"sobel/{b}/best_R{r}", {}) for b in ("numba_cuda", "opencl") for r in (4, 6, 8)],
@@ -69,7 +70,9 @@ def _build(kind):
     ``maxregN`` (both backends: at most N registers a thread: numba's ``max_registers``, NVIDIA
     OpenCL's ``-cl-nv-maxrregcount``), ``fcols0`` (filter2d's swar path with no float columns),
     ``sign_hi``, ``sign_shift``, ``sign_mixed``, ``sign_prmt`` (filter2d's swar path with that ``SWAR_SIGN``),
-    ``wlit`` (numba filter2d's swar path with the weights as literals, ``WEIGHT_LITERALS``)."""
+    ``wlit`` (numba filter2d's swar path with the weights as literals, ``WEIGHT_LITERALS``),
+    ``exact0`` (OpenCL filter2d: the per-row test against the last row kept where every band is
+    complete, ``-DEXACT=0``)."""
     import contextlib
     from refconv.backends import filter2d_arith
     from refconv.backends.numba_cuda import filter2d_best as nfb, sobel_best as nsb
@@ -91,6 +94,8 @@ def _build(kind):
             filter2d_arith.SWAR_FLOAT_COLS = 0
         elif kind in ("sign_hi", "sign_shift", "sign_mixed", "sign_prmt"):   # swar: the sign taps' form
             filter2d_arith.SWAR_SIGN = kind[len("sign_"):]
+        elif kind == "exact0":                          # OpenCL filter2d: the per-row test kept
+            fb.options = lambda *a: tuple("-DEXACT=0" if o == "-DEXACT=1" else o for o in orig[fb](*a))
         elif kind == "wlit":                            # numba swar: the weights as literals
             nfb.WEIGHT_LITERALS = True
         elif kind and kind.startswith("maxreg"):
@@ -100,7 +105,7 @@ def _build(kind):
             nfb.MAX_REGISTERS = nsb.MAX_REGISTERS = n
         elif kind:
             raise ValueError(f"build {kind!r} not accepted; accepted: trunc_all, gray_mul, no_ptx, "
-                             "no_ptx_gray_mul, maxregN, fcols0, sign_hi, sign_shift, sign_mixed, sign_prmt, wlit")
+                             "no_ptx_gray_mul, maxregN, fcols0, sign_hi, sign_shift, sign_mixed, sign_prmt, wlit, exact0")
         try:
             yield
         finally:

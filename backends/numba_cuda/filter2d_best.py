@@ -70,9 +70,10 @@ COLS = 16
 #: threads a block by default: a preset row of 3072 is 192 chunks of 16 columns, which 64 divides
 #: (128 left a quarter of every second block idle)
 BX = 64
-#: bytes of zeros before and after the image on the word layout (:func:`padded_image`): a 16-byte
-#: multiple, so that the image's 8-byte words stay aligned
-PAD = 16
+#: bytes of zeros before and after the image on the word layout (:func:`padded_image`): a multiple of
+#: 256, so that the rows start on whole 128-byte lines as they would unpadded (an H100 timed 16 and
+#: 256 alike: R = 2, 12.37-12.46 and 12.38-12.54 us)
+PAD = 256
 #: build the two-lane kernel (``prmt``) with the weights as literals, one kernel per weight set, instead
 #: of reading the nine scalar arguments (timed by scripts/gpu_roofline_sweep.py's ``wlit`` build)
 WEIGHT_LITERALS = False

@@ -52,28 +52,14 @@ def options(rows: int, path: str, vec: bool, sat: bool = False, plan=None, off32
     and the tap kinds as ``-DKINDS``, a nibble a tap; ``-DFCOLS`` and ``-DSIGNHI`` from
     :mod:`~refconv.backends.filter2d_arith`'s ``SWAR_FLOAT_COLS`` and ``SWAR_SIGN``; ``-DOFF32=1``
     where ``off32``: :func:`~refconv.backends.filter2d_arith.offsets_fit_int32`; ``-DEXACT=1`` where
-    ``exact``: :func:`~refconv.backends.filter2d_arith.bands_exact`; ``-DPAD``: :data:`PAD`)."""
+    ``exact``: :func:`~refconv.backends.filter2d_arith.bands_exact`)."""
     opts = (f"-DROWS={rows}", f"-DPATH={_PATH_NUM[path]}", f"-DVEC={int(vec)}", f"-DSAT={int(sat)}",
-            f"-DOFF32={int(off32)}", f"-DEXACT={int(exact)}", f"-DPAD={PAD}")
+            f"-DOFF32={int(off32)}", f"-DEXACT={int(exact)}")
     if path == "swar":
         k, _, kinds = plan
         opts += (f"-DKEXP={k}", "-DKINDS=0x" + "".join(str(d) for d in reversed(kinds)),
                  f"-DFCOLS={arith_mod.SWAR_FLOAT_COLS}", f"-DSIGNHI={_SIGNHI[arith_mod.swar_sign()]}")
     return opts + (("-DUSE_PTX",) if oc.target() == "nvidia" else ())
-
-
-#: bytes of zeros before and after the image on the word layout (W % 16 == 0, :func:`pad_image`): a
-#: multiple of 16, so that the rows' 16-byte loads stay aligned
-PAD = 16
-
-
-def pad_image(img: np.ndarray) -> np.ndarray:
-    """``img`` flattened between :data:`PAD` zero bytes on each side: the kernel reads the 4-byte
-    words beside each 16-pixel chunk for its halo pixels without a guard, and those beside the
-    image's first and last chunk are then in the buffer."""
-    buf = np.zeros(img.size + 2 * PAD, np.uint8)
-    buf[PAD:PAD + img.size] = img.reshape(-1)
-    return buf
 
 
 def _global(H: int, W: int, rows: int, wg_x: int) -> tuple:
@@ -85,7 +71,7 @@ def _make(rows: int) -> Variant:
 
     def constraint(problem, params):
         return (oc.check_local((params["wg_x"], 1), 0, (SRC, "filter2d_best", options(rows, "cvt", False), SRC_NAME))
-                or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"] + 2 * PAD))
+                or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"]))
 
     def run(problem, out, wg_x=64, arith="auto"):
         img = np.ascontiguousarray(problem.inputs["image"])
@@ -103,7 +89,7 @@ def _make(rows: int) -> Variant:
                       SRC_NAME)
         # the scalars (H, W, shift, the bits of 2**-shift) as one __constant int buffer: see the kernel
         prm = np.array([H, W, shift, np.float32(2.0 ** -shift).view(np.int32)], np.int32)
-        return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(pad_image(img) if vec else img),
+        return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img),
                          oc.to_device(w), oc.OUT,
                          oc.to_device(prm), out=out, what=f"filter2d/opencl/{name}")
 
