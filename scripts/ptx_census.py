@@ -8,7 +8,8 @@ stores, branches.  Static counts of the compiled body (loops counted once).
 With SASS=1 each kernel is also assembled for sm_90 (``ptxas`` found as the compile check finds it,
 then ``cuobjdump -sass`` from PATH or triton's bundled copy) and its machine instructions counted: the whole body,
 and the body of its innermost loop (from a backward branch's target to the branch) by opcode, which
-with a variant's per-iteration outputs gives instructions an output without a GPU.
+with a variant's per-iteration outputs gives instructions an output without a GPU; ``ptxas -v``'s
+register count follows the count.
 
 usage: [SASS=1 [SASS_DUMP=FILE]] [PARAMS='k=v ...'] python scripts/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
 """
@@ -87,7 +88,9 @@ def sass_census(ptx: str) -> str:
         ptxas = find_ptxas()      # the compile check's discovery (REFCONV_PTXAS, PATH, CUDA_HOME, /usr/local/cuda*)
         if ptxas is None:
             raise SystemExit("SASS=1 needs ptxas: set REFCONV_PTXAS or put it on PATH")
-        subprocess.run([ptxas, "-arch=sm_90", "-O3", "k.ptx", "-o", "k.cubin"], cwd=d, check=True)
+        log = subprocess.run([ptxas, "-arch=sm_90", "-O3", "-v", "k.ptx", "-o", "k.cubin"], cwd=d, check=True,
+                             capture_output=True, text=True).stderr
+        regs = re.search(r"Used (\d+) registers", log)
         sass = subprocess.run([_cuobjdump(), "-sass", "k.cubin"], cwd=d, check=True,
                               capture_output=True, text=True).stdout
     if os.environ.get("SASS_DUMP"):      # keep the listing: SASS_DUMP=FILE (appended, one kernel after another)
@@ -99,7 +102,7 @@ def sass_census(ptx: str) -> str:
     # trap's branch to itself
     loops = [(int(t.group(1), 16), addr) for addr, op, rest in ins
              if op == "BRA" and (t := re.search(r"0x([0-9a-f]+)", rest)) and int(t.group(1), 16) < addr]
-    out = f"SASS {len(ins)}"
+    out = f"SASS {len(ins)}" + (f", {regs.group(1)} registers" if regs else "")
     if loops:
         a, b = min(loops, key=lambda ab: ab[1] - ab[0])
         body = [op.split(".")[0] for addr, op, _ in ins if a <= addr <= b]

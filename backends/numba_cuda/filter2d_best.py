@@ -11,11 +11,14 @@ Layout: a thread computes 16 consecutive output columns of ``R`` consecutive out
 streams input rows top to bottom, keeping three rows of 18 converted pixels in registers (each
 pixel is loaded and converted once per thread and used by up to 9 outputs).  Where ``W % 16 ==
 0`` a row's 16 pixels are two aligned 64-bit loads (numba has no 128-bit ones) split into four
-words, and the interior outputs are two 64-bit stores (the two halo pixels are byte loads, L1
-hits); otherwise every load and store is a byte.  The next input row's loads are issued before the
-current row's arithmetic, and one interior test per thread (``full``) selects the unguarded word
-stores.  The kernel body is
-generated as straight-line code so the 54 pixels and the accumulators live in registers.
+words, the two halo pixels come from the 4-byte words beside them (unguarded: the image sits
+:data:`PAD` bytes into a zeroed buffer, :func:`padded_image`), and the interior outputs are two
+64-bit stores; otherwise every load and store is a byte.  The next input row's loads are issued
+before the current row's arithmetic, and one interior test per thread (``full``) selects the
+unguarded word stores.  Where every band of ``R`` output rows is complete
+(:func:`refconv.backends.filter2d_arith.bands_exact`) no row is tested against the last one.  The
+kernel body is generated as straight-line code so the 54 pixels and the accumulators live in
+registers.
 
 Five arithmetic paths give the same bits; the host picks ``cvt``, ``magic``, ``exact`` or ``swar`` from the
 weights and the output stage (``arith="auto"``; ``arith="float"``: never ``swar``):
@@ -44,8 +47,8 @@ weights and the output stage (``arith="auto"``; ``arith="float"``: never ``swar`
   multiply-add, :func:`_output_swar_set`; ``"shift"``, ``"hi"`` and ``"mixed"`` move each lane's bit
   15 down by a shift or a multiply high, ``IMAD.HI``); the last ``SWAR_FLOAT_COLS`` columns (none
   by default) may take ``exact`` with ``truncf`` on every tap (:func:`_output_float_col`), so that
-  the conversion unit shares the work (H100: 13.0 us on the preset at R = 2, 13.4 at R = 5,
-  against 19.2 us for ``exact``, docs/performance.md, issue 24's eighth round).
+  the conversion unit shares the work (H100: 12.4 us on the preset at R = 2, 12.8 at R = 5,
+  against 19.2 us for ``exact``, docs/performance.md, issue 24's ninth round).
 """
 from __future__ import annotations
 
@@ -286,8 +289,10 @@ def _convert_row(j: int, slot: int, path: str, vec: bool, fcols: int = 0) -> lis
 def _pair_row(j: int, slot: int, vec: bool) -> list:
     """The ``swar`` path: raw row ``j`` as the 16 column pairs ``p{slot}_{c+1} = x[c] | x[c+2] << 16``,
     ``c = -1 .. 14`` (columns relative to c0).  A word ``q`` gives two in one byte permute each,
-    ``(x0, x2)`` and ``(x1, x3)``; a pair across two words, or with a halo byte, is one permute of two
-    of those (``__byte_perm(a, b, 0x5432)``: the high lane of ``a``, the low lane of ``b``)."""
+    ``(x0, x2)`` and ``(x1, x3)``; a pair across two words is one permute of two of those
+    (``__byte_perm(a, b, 0x5432)``: the high lane of ``a``, the low lane of ``b``), and a pair with
+    a halo pixel one permute of its halo word and a lane (``0x5453``: byte 3 of the word before,
+    ``x[1]``; ``0x3432``: ``x[14]``, byte 0 of the word after; the zero bytes from the lane)."""
     if not vec:
         return [f"p{slot}_{c + 1} = int32(int32(b{j}_{c + 1}) | (int32(b{j}_{c + 3}) << I16))" for c in range(-1, 15)]
     L = []
@@ -568,7 +573,11 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
     :func:`refconv.backends.filter2d_arith.offsets_fit_int32`): a row chunk's place is an int32
     index of 8-byte words, ``row * W/8 + c0/8``, one multiply-add (inline PTX, kept 32-bit), widened
     once and scaled by the address arithmetic, instead of numba's 64-bit products and shifts (about
-    20 instructions a row)."""
+    20 instructions a row).  ``exact`` (the run's choice where
+    :func:`refconv.backends.filter2d_arith.bands_exact`): no row is tested against the last output
+    row nor clamped to the last input row.  ``wlit`` (nine ints, the prmt two-lane path only,
+    :data:`WEIGHT_LITERALS`): the weights as literals, the arguments unread.  On the word layout
+    (``vec``) ``img8`` and ``img64`` are the padded buffer of :func:`padded_image`."""
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
