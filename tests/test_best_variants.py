@@ -442,6 +442,22 @@ def test_filter2d_best_two_lane_path_matches_the_spec(request, monkeypatch, vid,
         assert r.status == "pass", f"{vid} on {p.descriptor()} weights {w.tolist()}: {r.message}"
 
 
+@pytest.mark.parametrize("rows", [2, 5])
+def test_numba_filter2d_best_with_the_weights_as_literals_matches_the_spec(sim, monkeypatch, rows):
+    """The roofline sweep's ``wlit`` build (WEIGHT_LITERALS: one kernel per weight set, the weights
+    in its source) on the two-lane cases: the literals must be the run's own weights (a kernel
+    built for other weights, or reading the arguments' signs the other way, fails)."""
+    from refconv.backends.numba_cuda import filter2d_best
+    monkeypatch.setattr(filter2d_best, "WEIGHT_LITERALS", True)
+    built = []
+    source = filter2d_best.source
+    monkeypatch.setattr(filter2d_best, "source", lambda *a, **k: built.append(a[-1]) or source(*a, **k))
+    for p, _, _ in _swar_cases():
+        r = check_example(_variant(f"filter2d/numba_cuda/best_R{rows}"), p, {"bx": 32, "arith": "auto"})
+        assert r.status == "pass", f"R{rows} on {p.descriptor()}: {r.message}"
+    assert any(len(w) == 9 for w in built), built
+
+
 def _sobel_cases():
     for ch in (0, 3, 4):
         for (h, w) in SHAPES_SOBEL:

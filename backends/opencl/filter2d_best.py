@@ -89,8 +89,7 @@ def _make(rows: int) -> Variant:
                       SRC_NAME)
         # the scalars (H, W, shift, the bits of 2**-shift) as one __constant int buffer: see the kernel
         prm = np.array([H, W, shift, np.float32(2.0 ** -shift).view(np.int32)], np.int32)
-        return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img),
-                         oc.to_device(w), oc.OUT,
+        return oc.launch(k, _global(H, W, rows, wg_x), (wg_x, 1), oc.to_device(img), oc.to_device(w), oc.OUT,
                          oc.to_device(prm), out=out, what=f"filter2d/opencl/{name}")
 
     return Variant(
