@@ -88,9 +88,11 @@ def sass_census(ptx: str) -> str:
         ptxas = find_ptxas()      # the compile check's discovery (REFCONV_PTXAS, PATH, CUDA_HOME, /usr/local/cuda*)
         if ptxas is None:
             raise SystemExit("SASS=1 needs ptxas: set REFCONV_PTXAS or put it on PATH")
-        log = subprocess.run([ptxas, "-arch=sm_90", "-O3", "-v", "k.ptx", "-o", "k.cubin"], cwd=d, check=True,
-                             capture_output=True, text=True).stderr
-        regs = re.search(r"Used (\d+) registers", log)
+        run = subprocess.run([ptxas, "-arch=sm_90", "-O3", "-v", "k.ptx", "-o", "k.cubin"], cwd=d,
+                             capture_output=True, text=True)
+        if run.returncode:
+            raise SystemExit(f"ptxas failed ({run.returncode}):\n{run.stderr}")
+        regs = re.search(r"Used (\d+) registers", run.stderr)
         sass = subprocess.run([_cuobjdump(), "-sass", "k.cubin"], cwd=d, check=True,
                               capture_output=True, text=True).stdout
     if os.environ.get("SASS_DUMP"):      # keep the listing: SASS_DUMP=FILE (appended, one kernel after another)

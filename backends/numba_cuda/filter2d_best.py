@@ -235,11 +235,10 @@ def _conv(path: str):
 def _load_raw(j: int, vec: bool, off32: bool = False, exact: bool = False) -> list:
     """Lines loading input row ``r0 - 1 + j`` raw: four words (two 64-bit loads, split) and the two
     32-bit words beside them (halves of the 8-byte words beside the chunk), whose bytes 3 and 0 are
-    the halo pixels, or 18 bytes.  On the word
-    layout the image sits :data:`PAD` bytes into a buffer of ``H * W + 2 * PAD``, so that the words
-    beside the first and the last chunk of the image are in the buffer (their pixels feed only
-    output columns that are not written) and no halo load needs a guard; ``qu{j}`` is the chunk's
-    index in 8-byte words of that buffer.  The row is clamped to the last one unless ``exact`` (every
+    the halo pixels, or 18 bytes.  On the word layout the image sits :data:`PAD` bytes into a
+    buffer of ``H * W + 2 * PAD``, so that the words beside the first and the last chunk of the
+    image are in the buffer (their pixels feed only output columns that are not written) and no halo
+    load needs a guard; ``qu{j}`` is the chunk's index in 8-byte words of that buffer.  The row is clamped to the last one unless ``exact`` (every
     band of output rows complete, so that no row past ``H - 1`` is ever loaded)."""
     row = f"r0 - 1 + {j}"
     if vec:

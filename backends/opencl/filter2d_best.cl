@@ -7,7 +7,7 @@
  *
  * A work-item computes 16 consecutive output columns of ROWS output rows, streaming the input rows
  * top to bottom and keeping three rows of 18 converted pixels in registers; the next input row's raw
- * loads (row r+2, clamped to H-1) are issued right after row r+1 is converted, before row r's
+ * loads (row r+2, clamped to H-1 unless EXACT) are issued right after row r+1 is converted, before row r's
  * arithmetic and stores, so that they overlap them (the prologue loads raw row r0+1).  VEC=1
  * (W % 16 == 0): a row's 16 pixels are one aligned 16-byte load (uint4), the two halo pixels bytes;
  * where the whole chunk of 16 columns is interior (`full`, tested once before the row loop) its 16
@@ -445,11 +445,7 @@ __kernel void filter2d_best(__global const uchar *restrict img, __constant const
 #endif
         CONVERT(q, 2);
         if (k + 1 < ROWS)          /* the next row's loads, before this row's work (none after the band) */
-#if EXACT
-            q = load_raw(img, r + 2, c0, W);     /* every band complete: r + 2 <= H - 1 */
-#else
-            q = load_raw(img, min(r + 2, H - 1), c0, W);
-#endif
+            q = load_raw(img, EXACT ? r + 2 : min(r + 2, H - 1), c0, W);   /* EXACT: r + 2 <= H - 1 */
 #if PATH == 3
         uint v[16], o[4];
 #pragma unroll
