@@ -38,7 +38,7 @@ Two choices besides the tile and the split (launch parameters of both twins, sam
 
 ``plan`` picks the tile and the split for a problem when the launch parameters say ``auto``:
 a small cost model of an H100 (132 SMs), see :func:`estimate_us`.  It is a model, not a
-measurement: scripts/gpu_conv_best_sweep.py times the alternatives on a GPU.
+measurement: lab/sweeps/gpu_conv_best_sweep.py times the alternatives on a GPU.
 """
 from __future__ import annotations
 
@@ -222,7 +222,7 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
 
 #: the 1x1 path's measured rule, ahead of the model: where split 1 of this deep-K tile gives at
 #: least ``SMS`` blocks, ``auto`` (tile and split) takes it.  On the H100 (2026-11-27,
-#: scripts/gpu_conv_best_sweep.py --alts deep / --alts shapes) the 32x32 tile with 64-deep K slices
+#: lab/sweeps/gpu_conv_best_sweep.py --alts deep / --alts shapes) the 32x32 tile with 64-deep K slices
 #: beat every tile and split the model chose from where the GPU is full without split-K, and lost
 #: where it is not (T3-A: 16 blocks, 36.1 us against 16.4 with split-K); its 256-thread form (2x2
 #: micro-tiles; the grid gives an SM one or two blocks, so more threads hide more latency) was
@@ -253,7 +253,7 @@ def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto",
             return deep
     tiles = [TILES[tile]] if tile != "auto" else [t for t in reversed(TILES.values()) if t.auto]
     splits = [int(split)] if split != "auto" else list(SPLITS)
-    # auto never fuses: on the H100 (2026-11-27, scripts/gpu_conv_best_sweep.py) the fused reduction
+    # auto never fuses: on the H100 (2026-11-27, lab/sweeps/gpu_conv_best_sweep.py) the fused reduction
     # was no faster than the kernel where the model chose it, and OpenCL's failed the check on NVIDIA
     fuses = {"auto": (False,), "kernel": (False,), "fused": (True,)}[reduce]
     cands = [(estimate_us(g, p, itemsize), p)

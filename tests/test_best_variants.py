@@ -479,7 +479,7 @@ def test_opencl_sobel_best_matches_the_spec_on_every_layout(pocl, rows):
 
 @pytest.mark.parametrize("build", ["-DGRAY_FMA=0", "-DTRUNC_ALL"])
 def test_opencl_alternative_builds_timed_by_the_roofline_sweep_match_the_spec(pocl, monkeypatch, build):
-    """scripts/gpu_roofline_sweep.py times two other builds of the OpenCL best kernels against the
+    """lab/sweeps/gpu_roofline_sweep.py times two other builds of the OpenCL best kernels against the
     shipped ones (sobel's gray products as subtract-and-multiply, filter2d's trunc() on every tap):
     both must give the spec's bits too, or the comparison is of a wrong kernel."""
     from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb

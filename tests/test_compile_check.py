@@ -136,7 +136,7 @@ def test_pytest_plugin_compile_flag_checks_a_variant_that_cannot_run_here(tmp_pa
 
 
 def test_ptx_census_counts_a_kernels_instructions_by_kind():
-    """scripts/ptx_census.py (docs/performance.md): a variant's kernels compiled to PTX without a
+    """lab/probes/ptx_census.py (docs/performance.md): a variant's kernels compiled to PTX without a
     GPU, instructions counted by kind."""
     import subprocess
     env = {k: v for k, v in os.environ.items() if k not in ("REFCONV_CUDA", "NUMBA_ENABLE_CUDASIM")}

@@ -6,7 +6,7 @@ their reason in the report but do not fail here (e.g. float64 kron on a device w
 Each variant runs all its directed cases (the bug-class table of its op record, crossed with its
 options and launch geometry) and ``EXAMPLES`` random examples, not the ``ci`` profile's 25: the
 suite proves every shipped variant conforms, on every target, within the README's time budget;
-the 25-example depth is what ``refconv check`` runs, and what ``scripts/catch_rates.py`` measures.
+the 25-example depth is what ``refconv check`` runs, and what ``lab/sweeps/catch_rates.py`` measures.
 
 The simulator sanitizer is on by default (issue 23), so ``numba_cuda-sim`` is also the sanitizer's
 gate (every shipped numba_cuda variant runs clean under it).  The same run carries issue 8's

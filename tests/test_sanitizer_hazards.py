@@ -5,7 +5,7 @@ finds it again), while each fixed twin passes; ``--no-sanitize`` (``REFCONV_SANI
 the plain simulator back.
 
 The first two tests are the fast tier: one subprocess runs ``runner.check_variant`` (what
-``refconv check`` and ``scripts/catch_rates.py`` run per variant) on every hazard with a fixed
+``refconv check`` and ``lab/sweeps/catch_rates.py`` run per variant) on every hazard with a fixed
 seed, the simulator configured as ``refconv check`` configures it with no options.  The CLI tests
 are slow (``SLOW_MODULES`` does not list this module, so they carry the marker themselves)."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Deliberately hazardous numba-cuda kernels, one per hazard class of docs/sanitizer.md, each with
 a correct "fixed twin" -- the same kernel with the hazard removed.  Used by
 ``tests/test_sanitizer_hazards.py`` (a plain simulated ``refconv check --profile ci`` fails each
-hazard, naming its class, and passes each twin) and by ``scripts/catch_rates.py``.
+hazard, naming its class, and passes each twin) and by ``lab/sweeps/catch_rates.py``.
 
 Written as a third-party plugin would (plugin API 2, ``refconv.cuda`` for the mode, the poisoned
 transfer and the launch; ``numba.cuda`` imported lazily through :func:`refconv.cuda.cuda`):

@@ -1,7 +1,7 @@
 """The five deliberately wrong Triton kernels of issue 25, each with its fixed twin (the same kernel
 with the mistake removed).  Used by ``tests/test_triton_backend.py`` (a plain ``ci`` check under
 Triton's interpreter fails each hazard -- the two mask mistakes named ``out-of-bounds`` -- and
-passes each twin) and by ``scripts/catch_rates.py``.
+passes each twin) and by ``lab/sweeps/catch_rates.py``.
 
 Written as a third-party Triton plugin would be: the kernels are ``@kit.jit`` functions launched
 through :func:`refconv.triton.launch` (the memory checker is on under the

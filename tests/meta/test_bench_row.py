@@ -13,7 +13,7 @@ from refconv.bench.report import merge
 from refconv.variant_id import VariantId
 
 ROOT = Path(__file__).resolve().parents[2]
-REPORTS = sorted(p for p in glob.glob(str(ROOT / "docs/data/**/*.json"), recursive=True)
+REPORTS = sorted(p for p in glob.glob(str(ROOT / "lab/runs/**/*.json"), recursive=True)
                  if "problems" in json.loads(Path(p).read_text()))
 
 
@@ -21,7 +21,7 @@ def test_the_stored_bench_reports_are_found():
     assert len(REPORTS) >= 5 and any(Path(p).name == "kron_all.json" for p in REPORTS)  # a merged one too
 
 
-@pytest.mark.parametrize("path", REPORTS, ids=lambda p: Path(p).relative_to(ROOT / "docs/data").as_posix())
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: Path(p).relative_to(ROOT / "lab/runs").as_posix())
 def test_every_row_of_a_stored_report_reads_into_a_row_and_writes_back_the_same_json(path):
     rep = json.loads(Path(path).read_text())
     for res in rep["problems"]:

@@ -1,6 +1,6 @@
 """Issue 17: wrong implementations the old checker accepted are rejected in ci runs, through the
 checker's own draws (``refconv.runner.check_variant``, profile ``ci``, no database).  The wrong
-implementations are in ``wrong_impls.py``; ``scripts/catch_rates.py`` measures their catch rates."""
+implementations are in ``wrong_impls.py``; ``lab/sweeps/catch_rates.py`` measures their catch rates."""
 import json
 import os
 import sys

@@ -1,5 +1,5 @@
 """Deliberately wrong implementations, one per bug class of issues 17 and 23, used by the tests in
-``tests/meta/test_stronger_checker.py`` and by ``scripts/catch_rates.py`` (catch rate of the
+``tests/meta/test_stronger_checker.py`` and by ``lab/sweeps/catch_rates.py`` (catch rate of the
 checker's own draws).  Each is the spec except for one plausible bug, and declares only the
 support a real kernel with that bug would (e.g. a sobel that implements ``nearest-even``).
 

@@ -69,7 +69,7 @@ def flush(queue) -> None:
 #: every buffer argument (before the flush); ``"warm"`` launches the timed kernel itself once,
 #: untimed; None does neither.  The nvidia target only.  None since the inputs of timed runs are
 #: reused allocations (:data:`REUSE_BUFFERS`): on those, both steps made the timed kernel slower, not
-#: faster (H200, scripts/gpu_opencl_buffer_probe.py, 30 runs, medians µs, conv2d/opencl/best on
+#: faster (H200, lab/probes/gpu_opencl_buffer_probe.py, 30 runs, medians µs, conv2d/opencl/best on
 #: T3-B / T3-C: none 16.35 / 7.55, touch 18.61 / 9.87, warm 18.70 / 9.47; on fresh buffers none
 #: 19.09 / 9.42, touch 18.62 / 10.02).  The earlier finding behind the touch (y = x + 1 over 1 Mi
 #: floats on fresh buffers, H100: 8.6 µs against 6.2 on buffers a kernel had used) is what
