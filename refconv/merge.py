@@ -3,7 +3,12 @@
 
 Rules:
 
-* every file is a ``refconv check --json`` report (a JSON object with a ``results`` list);
+* every file is a ``refconv check --json`` report (a JSON object with a ``results`` list), and
+  every field the merge or the matrix reads is checked before anything is merged: each result's
+  ``variant`` is an id (``op/backend/name``), its ``status`` one of :data:`STATUSES`, its
+  ``seconds`` a finite number >= 0 (also the report's own), its counts whole numbers >= 0, and a
+  ``shard`` is an object ``{"k": K, "n": N, "of": M}``; anything else is a usage error (exit 2)
+  naming the file, the entry and what is accepted;
 * reports that carry a ``shard`` must be the shards ``1..N`` of the same ``N``, each exactly
   once, and all of the same selection (same ``of``, the number of variants before sharding);
   a missing or repeated shard is an error, so a CI job that died is never merged into green;
@@ -18,21 +23,82 @@ Rules:
 from __future__ import annotations
 
 import json
+import math
 
 from .errors import UsageError
 from .jsonfile import read_json
+from .variant_id import FORM, VariantId
+
+
+#: the statuses a result of ``refconv check`` can have
+STATUSES = ("pass", "fail", "error", "unavailable", "skipped")
+#: result fields that count something: whole numbers >= 0
+COUNTS = ("examples", "passed", "invalid", "shrink_examples", "directed")
+
+
+def _seconds_problem(value) -> str | None:
+    """Why ``value`` is not a duration in seconds, a finite number >= 0 (None: it is one)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return f"seconds {value!r} not accepted; accepted: a finite number >= 0"
+    return None
+
+
+def _result_problem(r) -> str | None:
+    """What is wrong with one entry of a report's ``results`` (None: nothing)."""
+    if not isinstance(r, dict):
+        return f"is {type(r).__name__}, not a JSON object with 'variant' and 'status'"
+    vid = r.get("variant")
+    try:
+        VariantId.parse(vid)
+    except ValueError:
+        return f"variant {vid!r} is not a variant id; accepted: {FORM} (three non-empty parts separated by '/')"
+    st = r.get("status")
+    if st not in STATUSES:
+        return f"variant {vid}: status {st!r} not accepted; accepted: {', '.join(STATUSES)}"
+    if "seconds" in r and _seconds_problem(r["seconds"]):
+        return f"variant {vid}: {_seconds_problem(r['seconds'])}"
+    for key in COUNTS:
+        v = r.get(key, 0)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            return f"variant {vid}: {key} {v!r} not accepted; accepted: a whole number >= 0"
+    for key in ("worst_abs", "worst_rel"):
+        v = r.get(key, 0.0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return f"variant {vid}: {key} {v!r} not accepted; accepted: a number"
+    return None
+
+
+def _shard_problem(s) -> str | None:
+    """What is wrong with a report's ``shard`` (None: absent, or ``{"k": K, "n": N, "of": M}``)."""
+    if s is None:
+        return None
+    ok = (isinstance(s, dict) and all(isinstance(s.get(k), int) and not isinstance(s.get(k), bool)
+                                      for k in ("k", "n", "of"))
+          and 1 <= s["k"] <= s["n"] and s["of"] >= 0)
+    if ok:
+        return None
+    return (f"shard {s!r} not accepted; accepted: an object {{\"k\": K, \"n\": N, \"of\": M}} with whole "
+            "numbers 1 <= K <= N and M >= 0, as refconv check --shard K/N --json writes it")
 
 
 def load_report(path) -> dict:
-    """Read one ``refconv check --json`` report; ``UsageError`` naming the
-    file and what is wrong."""
+    """Read one ``refconv check --json`` report and check every field that the merge and the matrix
+    read (the result ids, statuses, counts and times; the shard; the run's seconds);
+    ``UsageError`` naming the file, the entry and what is accepted."""
     doc = read_json(path, "report")
+    where = f"report {str(path)!r}"
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        raise UsageError(f"report {str(path)!r}: not a refconv check report (expected a JSON object with a "
+        raise UsageError(f"{where}: not a refconv check report (expected a JSON object with a "
                          f"'results' list, as written by refconv check --json)")
     for i, r in enumerate(doc["results"]):
-        if not isinstance(r, dict) or not isinstance(r.get("variant"), str) or not isinstance(r.get("status"), str):
-            raise UsageError(f"report {str(path)!r}: results[{i}] has no 'variant' and 'status'")
+        why = _result_problem(r)
+        if why:
+            raise UsageError(f"{where}: results[{i}]: {why}")
+    if "seconds" in doc and _seconds_problem(doc["seconds"]):
+        raise UsageError(f"{where}: {_seconds_problem(doc['seconds'])}")
+    why = _shard_problem(doc.get("shard"))
+    if why:
+        raise UsageError(f"{where}: {why}")
     return doc
 
 
@@ -47,34 +113,34 @@ def merge_reports(docs: list[dict], names: list[str] | None = None, merged: dict
     merging run records about itself (:func:`refconv.commands.common.run_info`: version, start, command)."""
     names = names or [f"report {i + 1}" for i in range(len(docs))]
     if not docs:
-        raise UsageError("merge: no report given")
+        raise UsageError("no report given")
     shards = [d.get("shard") for d in docs]
     if any(s is not None for s in shards):
         missing = [nm for nm, s in zip(names, shards) if not isinstance(s, dict)]
         if missing:
-            raise UsageError(f"merge: {', '.join(missing)} has no shard while the others do (written without --shard)")
+            raise UsageError(f"{', '.join(missing)} has no shard while the others do (written without --shard)")
         ns = {s["n"] for s in shards}
         if len(ns) != 1:
-            raise UsageError(f"merge: the reports are shards of different splits (N = {sorted(ns)})")
+            raise UsageError(f"the reports are shards of different splits (N = {sorted(ns)})")
         n = ns.pop()
         ofs = {s.get("of") for s in shards}
         if len(ofs) != 1:
-            raise UsageError(f"merge: the shards selected different variant sets ({sorted(map(str, ofs))} variants "
+            raise UsageError(f"the shards selected different variant sets ({sorted(map(str, ofs))} variants "
                              "before sharding); run every shard with the same filters")
         ks = [s["k"] for s in shards]
         dup = sorted({k for k in ks if ks.count(k) > 1})
         if dup:
-            raise UsageError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in dup)} given more than once")
+            raise UsageError(f"shard(s) {', '.join(f'{k}/{n}' for k in dup)} given more than once")
         lost = sorted(set(range(1, n + 1)) - set(ks))
         if lost:
-            raise UsageError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in lost)} missing; given "
+            raise UsageError(f"shard(s) {', '.join(f'{k}/{n}' for k in lost)} missing; given "
                              f"{', '.join(f'{k}/{n}' for k in sorted(ks))}")
     seen: dict[str, str] = {}
     results = []
     for nm, d in zip(names, docs):
         for r in d["results"]:
             if r["variant"] in seen:
-                raise UsageError(f"merge: {r['variant']} is in both {seen[r['variant']]} and {nm}")
+                raise UsageError(f"{r['variant']} is in both {seen[r['variant']]} and {nm}")
             seen[r["variant"]] = nm
             results.append(r)
     profiles = sorted({str(d.get("profile")) for d in docs})

@@ -211,7 +211,7 @@ def merge(reports: list[dict], sources: list[str] | None = None) -> dict:
     baseline row, twins and coarsening from the merged rows; each row keeps the roofline of its
     own run (its run's copy bandwidth)."""
     if not reports:
-        raise UsageError("merge: no reports given; accepted: one or more JSON files of refconv bench --json")
+        raise UsageError("no reports given; accepted: one or more JSON files of refconv bench --json")
     for i, rep in enumerate(reports):
         if not isinstance(rep, dict) or not isinstance(rep.get("problems"), list):
             where = sources[i] if sources else f"report {i}"
