@@ -40,8 +40,8 @@ class Profile:
     problem must fit in this fraction of the host's memory (row-streamed outputs do not count).
     ``real_targets_only``: refuse variants whose backend runs on a simulator (days, not minutes).
     ``sim_work``: on a simulator, the most work units one example may cost (the variant's
-    ``cost``, :mod:`refconv.cost`; a unit is about one simulated thread's loop step, 4 µs of
-    CPU under a GPU simulator on a 2-core box); launch parameters and sizes are drawn inside it.  None: no budget."""
+    ``cost``, :mod:`refconv.cost`; a unit is about one simulated thread's loop step, a few
+    microseconds of CPU under a GPU simulator); launch parameters and sizes are drawn inside it.  None: no budget."""
 
     name: str
     max_examples: int

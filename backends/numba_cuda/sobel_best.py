@@ -33,8 +33,8 @@ from .filter2d_best import device_ops, jit_source, row_block_constraint, unrolle
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
 ROWS = (1, 2, 4, 8)
-#: threads a block by default (the OpenCL twin's work-group; H100, 2026-11-27: best_R8 29.6 us with
-#: 256, 30.6 with 128)
+#: threads a block by default (the OpenCL twin's work-group; 256 was faster than 128 on the sobel
+#: preset, lab/sweeps/gpu_roofline_sweep.py)
 BX = 256
 #: output columns a thread computes (8: ten gray pixels a row for eight outputs, and the loop's
 #: address and rotation work shared by eight)

@@ -21,8 +21,8 @@ from ._source import shared_source
 SRC_NAME = "sobel_best.cl"
 SRC = shared_source("pack4.cl", SRC_NAME)
 ROWS = (1, 2, 4, 8)
-#: work-items a group by default: on the sobel preset (H100, 2026-11-27) best_R8 took 29.3 us with
-#: 256 and 38-42 us with 64 (lab/sweeps/gpu_roofline_sweep.py)
+#: work-items a group by default: on the sobel preset best_R8 was about a third faster with 256
+#: than with 64 (lab/sweeps/gpu_roofline_sweep.py)
 WG_X = 256
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte loads per work-item; spec of seed 002"
 #: output columns a work-item computes (the Numba twin's COLS)

@@ -146,7 +146,7 @@ class Bandwidth:
         """The median time of the empty kernel registered for ``key`` (:attr:`empty`, a backend's
         ``BenchHooks.launch``) launched through its timed path with this run's flush: what every
         interval of that source carries whatever its work (launch, events, the GPU's start and
-        drain: 3.5 µs through either GPU backend on an H100, issue #24).  None when there is no
+        drain; a few microseconds on a GPU).  None when there is no
         such hook; what the hook raises propagates."""
         make = self.empty.get(key)
         if make is None:

@@ -132,7 +132,7 @@ _flush_warm: set = set()
 def _warm_flush() -> None:
     """Compile the flush kernel (running it once on one word) before the first stream hold that
     flushes: compiled inside a hold, the first timed run of a process outlasted the hold's patience
-    (one interval with the hold's caveat on the first Numba row of each problem, H100, 2026-11-27)."""
+    (one interval with the hold's caveat on the first Numba row of each problem)."""
     mode = "sim" if _env.is_sim() else "gpu"
     if mode in _flush_warm:
         return
@@ -174,7 +174,7 @@ class _Hold:
     the kernel alone, not the host's launch overhead (numba-cuda's Python-side dispatch and
     argument marshalling take tens of microseconds, longer than many kernels).  Tokens grow, so
     a hold released late can never catch a later token.  The spin gives up after about
-    ``LIMIT`` polls of 1 µs sleeps (the interval stays correct, the run only slower), so a
+    ``LIMIT`` polls, each after a one-microsecond sleep (the interval stays correct, the run only slower), so a
     device that cannot see the host's write never hangs.  A hold that gives up writes its token
     into ``missed`` (a mapped ring of ``RING`` slots), so the interval behind it can say that it
     may hold host time (:meth:`gave_up`, reported by the bench as a caveat)."""
@@ -344,8 +344,8 @@ def bench_simulated() -> str | None:
 def sim_work(threads: int, blocks: int, steps: int = 0, barriers: int = 0) -> float:
     """The work units (:mod:`refconv.cost`) of one simulated launch of ``blocks`` blocks of
     ``threads`` threads doing ``steps`` loop steps and ``barriers`` barrier waits in all (summed
-    over the threads).  Measured under the CUDA simulator (about 4 µs of CPU a unit on a 2-core
-    box): starting a thread costs about 4 steps, and a barrier wait 4 · (1 + threads/128) steps,
+    over the threads).  Measured under the CUDA simulator (a unit is a few microseconds of
+    CPU): starting a thread costs about 4 steps, and a barrier wait 4 · (1 + threads/128) steps,
     since the scheduler's cost of a barrier grows with the block (``block_per_row`` at 512 threads:
     15 s on a 40 x 40 matrix, 0.2 s at 32 threads)."""
     return 4.0 * blocks * threads + steps + 4.0 * (1 + threads / 128) * barriers

@@ -69,24 +69,21 @@ def flush(queue) -> None:
 #: every buffer argument (before the flush); ``"warm"`` launches the timed kernel itself once,
 #: untimed; None does neither.  The nvidia target only.  None since the inputs of timed runs are
 #: reused allocations (:data:`REUSE_BUFFERS`): on those, both steps made the timed kernel slower, not
-#: faster (H200, lab/probes/gpu_opencl_buffer_probe.py, 30 runs, medians µs, conv2d/opencl/best on
-#: T3-B / T3-C: none 16.35 / 7.55, touch 18.61 / 9.87, warm 18.70 / 9.47; on fresh buffers none
-#: 19.09 / 9.42, touch 18.62 / 10.02).  The earlier finding behind the touch (y = x + 1 over 1 Mi
-#: floats on fresh buffers, H100: 8.6 µs against 6.2 on buffers a kernel had used) is what
-#: :data:`REUSE_BUFFERS` now answers.
+#: faster (measured by lab/probes/gpu_opencl_buffer_probe.py; numbers in lab/runs/).  The cost the
+#: touch was for, a fresh buffer's first use charged to the kernel, is what :data:`REUSE_BUFFERS`
+#: now avoids.
 FIRST_USE = None
 
 #: whether a timed run on the nvidia target gets its input buffers (``to_device``), its output
 #: buffer (``OUT`` / ``output``) and its scratch buffers as the allocations the previous timed run
 #: used, inputs and output rewritten from the host (a blocking copy, outside the interval), instead
 #: of fresh buffers.
-#: NVIDIA's OpenCL charges a fresh buffer's first use to the kernel that makes it (T3-B / T3-C
-#: above: 19.09 / 9.42 µs fresh, 16.29 / 7.55 with the inputs rewritten, 16.35 / 7.55 kept; the
+#: NVIDIA's OpenCL charges a fresh buffer's first use to the kernel that makes it (on an H200 the
+#: 1x1 cuconv presets ran about 15-25 % slower on fresh buffers than on rewritten or kept ones; the
 #: same source built as CUDA ran as fast as the Numba twin); an application keeps its buffers, so
 #: reused ones give the kernel's steady-state time.  Checking and untimed calls always get fresh
-#: buffers.  (On an H100 the buffers' state moved those two rows by less than their scatter, 18.2 /
-#: 9.0-9.7 µs every way: there the launch's scalar arguments were the charge, see
-#: ``refconv.backends.opencl.conv2d_best._scalars``.)
+#: buffers.  (On an H100 the buffers' state moved those rows by less than their scatter: there the
+#: launch's scalar arguments were the charge, see ``refconv.backends.opencl.conv2d_best._scalars``.)
 REUSE_BUFFERS = True
 
 #: the reused allocations: of the current timed run (``used``), and of the previous one (``prev``:
