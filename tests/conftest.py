@@ -106,7 +106,8 @@ def _rank(item) -> int:
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.module is not None and item.module.__name__.rpartition(".")[2] in SLOW_MODULES:
+        module = getattr(item, "module", None)   # the refconv plugin's items have no module
+        if module is not None and module.__name__.rpartition(".")[2] in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
     items.sort(key=_rank)    # stable: within a rank, collection order
 
