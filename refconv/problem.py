@@ -7,7 +7,10 @@ kind and a seed).  The descriptor is one line, in the spirit of oneDNN benchdnn'
 
     filter2d:dtype=uint8,c=0,h=5,w=7,kh=3,kw=3:boundary=valid,accumulator=int,shift=4,cast=wrap:image=random.17,weights=exact.3
 
-so any failure can be re-run from that line alone (``Problem.parse(line)``).
+so any failure can be re-run from that line alone (``Problem.parse(line)``).  A problem drawn
+for a variant that takes strided inputs (``Variant.layouts``) has a fifth field, the layouts of
+the inputs that are not C-contiguous (``...:image=random.17,weights=exact.3:image=pitch3``; see
+:data:`LAYOUT_KINDS`).
 
 Fill kinds (``kind.seed``):
 
@@ -202,6 +205,51 @@ def make_fill(kind: str, seed: int, shape: tuple, dtype: np.dtype, role: str = "
     return _FILLS[kind](np.random.default_rng(seed), shape, np.dtype(dtype), role)
 
 
+# ----------------------------------------------------------------------------- layouts
+
+#: how an input may lie in memory (``Problem.layouts``, drawn only for a variant that declares
+#: ``layouts=("contiguous", "strided")``); the values are the same whatever the layout:
+#:
+#: ``pitchK``: each row (last axis) followed by ``K`` unused elements -- the first columns of a
+#: wider array, i.e. a row pitch of ``w + K``;  ``stepK``: every ``K``-th element of a ``K``
+#: times wider array along the last axis;  ``t``: transposed storage (the axes reversed in
+#: memory: Fortran order, the ``.T`` of a C-contiguous array).  No token (``c``): C-contiguous.
+LAYOUT_KINDS = ("pitch", "step", "t")
+_LAYOUT_RE = re.compile(r"t|pitch[1-9]\d*|step[2-9]\d*")
+
+
+def _gap_fill(dtype: np.dtype):
+    """What the unused elements of a strided layout hold: NaN for floats, the bytes 0xA5 for
+    integers, so that a kernel reading them instead of the view's elements gets garbage."""
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind in "iu":
+        return np.frombuffer(b"\xa5" * dtype.itemsize, dtype)[0]
+    return 0
+
+
+def lay_out(a: np.ndarray, token: str) -> np.ndarray:
+    """A read-only view with the values of ``a`` lying in memory as ``token`` says (see
+    :data:`LAYOUT_KINDS`; ``"c"``: ``a`` itself)."""
+    if token == "c":
+        return a
+    if not _LAYOUT_RE.fullmatch(token):
+        raise ValueError(f"layout {token!r}; accepted: c, t, pitchK (K >= 1), stepK (K >= 2)")
+    if token == "t":
+        v = np.ascontiguousarray(np.transpose(a)).transpose()
+    else:
+        k = int(re.sub(r"\D", "", token))
+        w = a.shape[-1] if a.ndim else 1
+        a2 = a.reshape(a.shape or (1,))
+        wide = w + k if token.startswith("pitch") else w * k
+        base = np.full(a2.shape[:-1] + (wide,), _gap_fill(a.dtype), a.dtype)
+        sl = slice(0, w) if token.startswith("pitch") else slice(0, wide, k)
+        base[..., sl] = a2
+        v = base[..., sl].reshape(a.shape) if a.ndim else base[..., sl][0]
+    v.setflags(write=False)
+    return v
+
+
 # ----------------------------------------------------------------------------- problem
 
 def _fmt(v) -> str:
@@ -228,7 +276,9 @@ def _parse_value(s: str):
 @dataclass(frozen=True, eq=False)
 class Problem:
     """One instance of an op: ``dims`` (shapes, dtype), ``options`` (spec keyword arguments) and
-    ``fills`` (input name -> ``"kind.seed"``).  ``inputs`` materialises the arrays (cached);
+    ``fills`` (input name -> ``"kind.seed"``) and, optionally, ``layouts`` (input name -> how
+    it lies in memory, :data:`LAYOUT_KINDS`; absent: C-contiguous).  ``inputs`` materialises the
+    arrays in their layouts, ``logical_inputs`` as C-contiguous arrays (cached; the spec's);
     ``option(name)`` is an option's value or the spec's default.  A variant writes into the ``out``
     buffer the checker passes to ``run(problem, out, **params)`` (plugin API 2); ``output()`` is
     the deprecated API-1 buffer."""
@@ -237,6 +287,7 @@ class Problem:
     dims: Mapping[str, Any]
     options: Mapping[str, Any] = field(default_factory=dict)
     fills: Mapping[str, str] = field(default_factory=dict)
+    layouts: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         od = ops.get(self.op)
@@ -258,6 +309,13 @@ class Problem:
         object.__setattr__(self, "dims", dict(self.dims))
         object.__setattr__(self, "options", dict(self.options))
         object.__setattr__(self, "fills", fills)
+        layouts = {k: v for k, v in dict(self.layouts).items() if v != "c"}
+        for name, token in layouts.items():
+            if name not in fills:
+                raise ValueError(f"layout for {name!r}: no such input; accepted: {list(fills)}")
+            if not _LAYOUT_RE.fullmatch(token):
+                raise ValueError(f"layout for {name!r} is {token!r}; accepted: c, t, pitchK (K >= 1), stepK (K >= 2)")
+        object.__setattr__(self, "layouts", layouts)
         object.__setattr__(self, "_cache", {})
 
     # -- data
@@ -277,18 +335,27 @@ class Problem:
     @property
     def inputs(self) -> dict:
         """Input arrays by name, in the record's order (``filter2d``: image, weights; ``conv2d``:
-        x, w[, bias]; ``sobel``: image; ``matvec``: m, v; ``kron``: a, b).  Generated once, then
-        cached."""
+        x, w[, bias]; ``sobel``: image; ``matvec``: m, v; ``kron``: a, b), each in its layout
+        (read-only views; C-contiguous unless ``layouts`` names it).  Generated once, then cached."""
         c = self._cache
         if "inputs" not in c:
+            logical = self.logical_inputs
+            c["inputs"] = {k: lay_out(v, self.layouts.get(k, "c")) for k, v in logical.items()}
+        return c["inputs"]
+
+    @property
+    def logical_inputs(self) -> dict:
+        """The input arrays as C-contiguous arrays (the values of :attr:`inputs`): what the spec sees."""
+        c = self._cache
+        if "logical" not in c:
             od = self.record
             out = {}
             for name, shape in self.input_shapes().items():
                 kind, _, seed = self.fills[name].partition(".")
                 out[name] = make_fill(kind, int(seed), shape, od.input_dtype(name, self.dims), od.input_role(name))
                 out[name].setflags(write=False)
-            c["inputs"] = out
-        return c["inputs"]
+            c["logical"] = out
+        return c["logical"]
 
     def input_nbytes(self) -> int:
         """Bytes of all inputs, from the dims (the arrays are not materialised)."""
@@ -299,14 +366,14 @@ class Problem:
     def with_inputs(self, arrays: Mapping[str, np.ndarray]) -> "Problem":
         """A copy whose inputs are the given arrays (used to replay a saved reproducer)."""
         p = dataclasses.replace(self)
-        p._cache["inputs"] = {k: np.asarray(v) for k, v in arrays.items()}
+        p._cache["logical"] = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
         return p
 
     def spec_args(self) -> tuple[list, dict]:
         """Positional inputs and keyword arguments of the op's spec (``self.record.spec``): the
-        inputs in order (None for an absent optional one), the options and the record's
-        ``spec_dims``."""
-        return self.record.spec_args(self.inputs, self.options, self.dims)
+        inputs in order (None for an absent optional one; C-contiguous whatever their layouts),
+        the options and the record's ``spec_dims``."""
+        return self.record.spec_args(self.logical_inputs, self.options, self.dims)
 
     # -- the output buffer
     def output(self) -> np.ndarray:
@@ -329,15 +396,19 @@ class Problem:
         dims = ",".join(f"{k}={_fmt(self.dims[k])}" for k in od.dims)
         opts = ",".join(f"{k}={_fmt(v)}" for k, v in self.options.items())
         fills = ",".join(f"{k}={self.fills[k]}" for k in self.input_shapes())
+        if self.layouts:      # a fifth field only for a strided draw: other descriptors unchanged
+            lays = ",".join(f"{k}={self.layouts[k]}" for k in self.input_shapes() if k in self.layouts)
+            return f"{self.op}:{dims}:{opts}:{fills}:{lays}"
         return f"{self.op}:{dims}:{opts}:{fills}"
 
     @classmethod
     def parse(cls, line: str) -> "Problem":
         """Inverse of :meth:`descriptor`."""
         parts = line.strip().split(":")
-        if len(parts) != 4:
-            raise ValueError(f"descriptor {line!r}: expected OP:DIMS:OPTIONS:FILLS (4 ':'-separated fields)")
-        op, dims_s, opts_s, fills_s = parts
+        if len(parts) not in (4, 5):
+            raise ValueError(f"descriptor {line!r}: expected OP:DIMS:OPTIONS:FILLS[:LAYOUTS] "
+                             f"(4 or 5 ':'-separated fields)")
+        op, dims_s, opts_s, fills_s = parts[:4]
 
         def kv(s, what):
             out = {}
@@ -354,7 +425,7 @@ class Problem:
         for k, v in kv(opts_s, "options").items():
             val = _parse_value(v)
             opts[k] = bool(val) if k in bools else val
-        return cls(op, dims, opts, kv(fills_s, "fills"))
+        return cls(op, dims, opts, kv(fills_s, "fills"), kv(parts[4], "layouts") if len(parts) == 5 else {})
 
     def __eq__(self, other):
         return isinstance(other, Problem) and self.descriptor() == other.descriptor()

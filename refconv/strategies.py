@@ -16,7 +16,10 @@ The strategies hunt edge cases on purpose:
 * every option value a variant's ``supports`` admits (filter2d ``accumulator`` and ``out_dtype``,
   sobel ``out_dtype``; rounding/cast only where they apply, i.e. integer outputs);
 * launch parameters are drawn first, from each :class:`~refconv.variant.Param`'s values, and a
-  variant's ``constraint`` filters impossible combinations.
+  variant's ``constraint`` filters impossible combinations;
+* for a variant that declares strided inputs (``Variant.layouts``), each input's layout in
+  memory (a row pitch, a step, transposed storage; :data:`refconv.problem.LAYOUT_KINDS`), drawn
+  after everything else so that other variants draw exactly as they did.
 
 Every drawn problem respects ``variant.supports`` intersected with the profile's size caps.
 What an op's problem is, and how one is drawn, is its record's (:class:`refconv.specs.record.OpRecord`:
@@ -173,6 +176,22 @@ def _fills(draw, variant, names_dtypes):
     return fills
 
 
+def _layouts(draw, variant: Variant, shapes: dict) -> dict:
+    """One layout per input (:data:`refconv.problem.LAYOUT_KINDS`) for a variant whose
+    ``layouts`` has ``"strided"``: a row pitch of 1 to 8 extra elements, a step of 2 or 3 along
+    the last axis, or transposed storage (2-D and more); C-contiguous one time in five when the
+    variant also declares ``"contiguous"`` (and for an input where no strided layout applies)."""
+    out = {}
+    for name, shape in shapes.items():
+        kinds = ["step"] if len(shape) == 1 else ["pitch", "step", "t"] if len(shape) >= 2 else []
+        if not kinds or ("contiguous" in variant.layouts and draw(st.integers(0, 4)) == 0):
+            continue
+        kind = draw(st.sampled_from(kinds))
+        out[name] = ("t" if kind == "t" else f"pitch{draw(st.integers(1, 8))}" if kind == "pitch"
+                     else f"step{draw(st.integers(2, 3))}")
+    return out
+
+
 def _moduli(params: dict) -> set:
     ints = [v for v in params.values() if isinstance(v, int) and not isinstance(v, bool) and v > 1]
     mods = set(ints)
@@ -290,7 +309,10 @@ def _cases(draw, variant: Variant, prof: Profile, budget: float | None, params_s
         fills = _fills(draw, variant, [(n, rec.input_dtype(n, d)) for n in rec.input_shapes(d)])
     finally:
         _FIXED.pop(id(prof), None)
-    problem = Problem(variant.op, d, o, fills)
+    # drawn last, and only for a variant that declares strided inputs: every other variant's
+    # draws (and so what each seed gives it) are what they were before layouts existed
+    layouts = _layouts(draw, variant, rec.input_shapes(d)) if "strided" in variant.layouts else {}
+    problem = Problem(variant.op, d, o, fills, layouts)
     assume(host_bytes(problem, variant) <= prof.host_fraction * host_memory())
     if variant.constraint is not None:
         assume(variant.constraint(problem, params) is None)
@@ -340,6 +362,8 @@ def outside_support(variant: Variant, problem: Problem, params: dict) -> str | N
     why = problem.record.why_invalid(d, o)
     if why is not None:
         return why
+    if problem.layouts and "strided" not in variant.layouts:
+        return f"strided inputs {problem.layouts} for a variant that takes {', '.join(variant.layouts)} ones only"
     for name, fill in problem.fills.items():
         allowed = variant.supports.get(f"fill.{name}")
         if allowed is not None and fill.partition(".")[0] not in allowed:

@@ -46,6 +46,12 @@ class Param:
 #: memory (a 125 GiB Kronecker product) is produced and checked block by block.
 OUTPUTS = ("array", "rows")
 
+#: ``layouts`` values: how the input arrays a variant's ``run`` is handed may lie in memory.
+#: ``"contiguous"``: C-contiguous (the default, and all a variant gets unless it declares more).
+#: ``"strided"``: also views with a row pitch, a step along the last axis or transposed storage
+#: (drawn per input; :data:`refconv.problem.LAYOUT_KINDS`), as a torch or CuPy caller hands them.
+LAYOUTS = ("contiguous", "strided")
+
 #: ``writes`` values: which part of the output buffer a variant writes.
 #: ``"all"``: every element of the spec's output.  ``"interior"``: the output buffer has the
 #: input's spatial size and only the pixels whose whole window lies inside the image are written
@@ -74,6 +80,9 @@ class Variant:
       ``run(problem, **params)`` writing into ``problem.output()`` still works, with a
       ``DeprecationWarning``.
     * ``available()`` returns ``None`` when it can run here, else the reason why not.
+    * ``layouts`` (:data:`LAYOUTS`): ``("contiguous", "strided")`` declares that ``run`` takes
+      strided inputs: the strategies then draw each input C-contiguous or as a strided view of the
+      same values (``Problem.layouts``); the spec always sees the logical, contiguous arrays.
     * ``cost(problem, params)`` (optional) estimates the simulated work of one example in work
       units (about one simulated thread doing one loop step: threads launched x steps per thread,
       a barrier counted as a step); on a simulator the profile's ``sim_work`` bounds it and the
@@ -94,6 +103,7 @@ class Variant:
     cost: Callable[..., float] | None = None
     origin: str = ""
     doc: str = ""
+    layouts: tuple = ("contiguous",)
 
     def __post_init__(self):
         if not _ops.has(self.op):
@@ -104,6 +114,9 @@ class Variant:
             raise ValueError(f"Variant {self.id}: output={self.output!r}, accepted: {OUTPUTS}")
         if self.output == "rows" and self.writes != "all":
             raise ValueError(f"Variant {self.id}: output='rows' needs writes='all', got {self.writes!r}")
+        object.__setattr__(self, "layouts", tuple(self.layouts))
+        if not self.layouts or any(x not in LAYOUTS for x in self.layouts):
+            raise ValueError(f"Variant {self.id}: layouts={self.layouts!r}; accepted: a non-empty tuple of {LAYOUTS}")
         object.__setattr__(self, "params", tuple(self.params))
         object.__setattr__(self, "supports", dict(self.supports))
         unknown = [k for k in self.supports if k not in supports_keys(self.op)]

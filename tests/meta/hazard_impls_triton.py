@@ -1,4 +1,4 @@
-"""The five deliberately wrong Triton kernels of issue 25, each with its fixed twin (the same kernel
+"""The deliberately wrong Triton kernels of issues 25 and 40, each with its fixed twin (the same kernel
 with the mistake removed).  Used by ``tests/test_triton_backend.py`` (a plain ``ci`` check under
 Triton's interpreter fails each hazard -- the two mask mistakes named ``out-of-bounds`` -- and
 passes each twin) and by ``lab/sweeps/catch_rates.py``.
@@ -30,6 +30,20 @@ The hazards:
 ``triton_tf32_dot`` (wrong values)
     matvec through ``tl.dot`` in its default precision (TF32 on the GPU; the kit's interpreter
     emulates it) instead of ``input_precision="ieee"``.
+``triton_masked_no_other`` (wrong values under the interpreter)
+    the row-block reduction whose masked tile load has no ``other=``: Triton leaves the lanes
+    masked off undefined and ``tl.sum`` adds them.  The kit's interpreter fills them with NaN; the
+    GPU happens to give 0, so only the interpreter run catches it.
+``triton_strided_as_contiguous`` (wrong values; ``out-of-bounds`` where it reads a row pitch)
+    declares ``layouts=("contiguous", "strided")``, is passed its inputs as they lie
+    (``kit.strided``) with their strides, and addresses them as contiguous rows.
+``triton_accumulates_unzeroed`` (``uninitialized-read``)
+    one launch per column block adding its part into ``out``; the launch that zeroes ``out``
+    first is missing.  The twin (zero, then accumulate: several launches on ``OUT`` in one run)
+    passes.
+``triton_scratch_short`` (``uninitialized-read``)
+    partial sums into a ``kit.scratch`` work buffer, then a second launch sums them; the first
+    kernel never stores the last column block's partials.  The twin passes.
 """
 from __future__ import annotations
 
@@ -44,7 +58,8 @@ from refconv.triton import backend_fields
 #: strategies draw are then not biased towards multiples of it)
 B = 8
 
-CLASS = {"triton_unmasked_load": "out-of-bounds", "triton_unmasked_store": "out-of-bounds"}
+CLASS = {"triton_unmasked_load": "out-of-bounds", "triton_unmasked_store": "out-of-bounds",
+         "triton_accumulates_unzeroed": "uninitialized-read", "triton_scratch_short": "uninitialized-read"}
 
 
 # ----------------------------------------------------------------------------- filter2d
@@ -115,15 +130,78 @@ OK = {"MASK_LOADS": True, "MASK_STORE": True, "PLAIN_CAST": False}
 # ----------------------------------------------------------------------------- matvec
 
 @kit.jit
-def rows_reduce(m, v, y, R, C, B: tl.constexpr, DROP_LAST: tl.constexpr):
+def rows_reduce(m, v, y, R, C, B: tl.constexpr, DROP_LAST: tl.constexpr, NO_OTHER: tl.constexpr = False):
     # B rows per program, column blocks of B reduced by tl.sum, the last one masked
     rows = tl.program_id(0) * B + tl.arange(0, B)
     acc = tl.zeros((B,), dtype=tl.float32)
     stop = C - C % B if DROP_LAST else C                      # the mistake: the last partial block dropped
     for c0 in range(0, stop, B):
         cols = c0 + tl.arange(0, B)
-        a = tl.load(m + rows[:, None] * C + cols[None, :], mask=(rows[:, None] < R) & (cols[None, :] < C), other=0)
+        mk = (rows[:, None] < R) & (cols[None, :] < C)
+        if NO_OTHER:
+            a = tl.load(m + rows[:, None] * C + cols[None, :], mask=mk)   # the mistake: masked lanes undefined
+        else:
+            a = tl.load(m + rows[:, None] * C + cols[None, :], mask=mk, other=0)
         acc += tl.sum(a * tl.load(v + cols, mask=cols < C, other=0)[None, :], axis=1)
+    tl.store(y + rows, acc, mask=rows < R)
+
+
+@kit.jit
+def rows_strided(m, smr, smc, v, sv, y, R, C, B: tl.constexpr, USE_STRIDES: tl.constexpr):
+    # rows_reduce on inputs as they lie in memory: m[r, c] at m + r*smr + c*smc, v[c] at v + c*sv
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    for c0 in range(0, C, B):
+        cols = c0 + tl.arange(0, B)
+        if USE_STRIDES:
+            pm = m + rows[:, None] * smr + cols[None, :] * smc
+            pv = v + cols * sv
+        else:
+            pm = m + rows[:, None] * C + cols[None, :]               # the mistake: contiguous rows assumed
+            pv = v + cols
+        a = tl.load(pm, mask=(rows[:, None] < R) & (cols[None, :] < C), other=0)
+        acc += tl.sum(a * tl.load(pv, mask=cols < C, other=0)[None, :], axis=1)
+    tl.store(y + rows, acc, mask=rows < R)
+
+
+@kit.jit
+def rows_zero(y, R, B: tl.constexpr):
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(y + rows, tl.zeros((B,), dtype=tl.float32), mask=rows < R)
+
+
+@kit.jit
+def rows_accumulate(m, v, y, R, C, c0, B: tl.constexpr):
+    # y[rows] += the dot product of one column block (starting at c0) of m with v
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    cols = c0 + tl.arange(0, B)
+    a = tl.load(m + rows[:, None] * C + cols[None, :], mask=(rows[:, None] < R) & (cols[None, :] < C), other=0)
+    part = tl.sum(a * tl.load(v + cols, mask=cols < C, other=0)[None, :], axis=1)
+    old = tl.load(y + rows, mask=rows < R, other=0)
+    tl.store(y + rows, old + part, mask=rows < R)
+
+
+@kit.jit
+def block_partials(m, v, work, R, C, NB, B: tl.constexpr, SKIP_LAST: tl.constexpr):
+    # program (row block, column block): the partial dot products of its B x B tile into
+    # work[col block, row]
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    cb = tl.program_id(1)
+    cols = cb * B + tl.arange(0, B)
+    a = tl.load(m + rows[:, None] * C + cols[None, :], mask=(rows[:, None] < R) & (cols[None, :] < C), other=0)
+    part = tl.sum(a * tl.load(v + cols, mask=cols < C, other=0)[None, :], axis=1)
+    keep = rows < R
+    if SKIP_LAST:
+        keep = keep & (cb < NB - 1)                             # the mistake: the last column block not stored
+    tl.store(work + cb * R + rows, part, mask=keep)
+
+
+@kit.jit
+def sum_partials(work, y, R, NB, B: tl.constexpr):
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    for cb in range(0, NB):
+        acc += tl.load(work + cb * R + rows, mask=rows < R, other=0)
     tl.store(y + rows, acc, mask=rows < R)
 
 
@@ -160,20 +238,62 @@ def _matvec_constraint(rows_per_program, cols_per_step):
     return constraint
 
 
+def _strided_run(name, USE_STRIDES):
+    def run(problem, out):
+        m, v = problem.inputs["m"], problem.inputs["v"]      # as drawn: C-contiguous or strided views
+        R, C = m.shape
+        return kit.launch(rows_strided, (kit.cdiv(R, B),), kit.strided(m), *kit.strides(m), kit.strided(v),
+                          *kit.strides(v), kit.OUT, R, C, out=out, what=f"matvec/trihazards/{name}", B=B,
+                          USE_STRIDES=USE_STRIDES)
+    return run
+
+
+def _two_launch_run(name, ZERO_FIRST):
+    def run(problem, out):
+        m, v = (np.ascontiguousarray(problem.inputs[k]) for k in "mv")
+        R, C = m.shape
+        grid = (kit.cdiv(R, B),)
+        if ZERO_FIRST:                                          # the mistake: out not zeroed first
+            kit.launch(rows_zero, grid, kit.OUT, R, out=out, what=f"matvec/trihazards/{name}", B=B)
+        for c0 in range(0, C, B):
+            kit.launch(rows_accumulate, grid, m, v, kit.OUT, R, C, c0, out=out, what=f"matvec/trihazards/{name}",
+                       B=B)
+        return out
+    return run
+
+
+def _scratch_run(name, SKIP_LAST):
+    def run(problem, out):
+        m, v = (np.ascontiguousarray(problem.inputs[k]) for k in "mv")
+        R, C = m.shape
+        nb = kit.cdiv(C, B)
+        work = kit.scratch(nb * R * 4, np.float32, name="work")
+        kit.launch(block_partials, (kit.cdiv(R, B), nb), m, v, work, R, C, nb, what=f"matvec/trihazards/{name}",
+                   B=B, SKIP_LAST=SKIP_LAST)
+        return kit.launch(sum_partials, (kit.cdiv(R, B),), work, kit.OUT, R, nb, out=out,
+                          what=f"matvec/trihazards/{name}", B=B)
+    return run
+
+
+def _launches_constraint(problem, params):
+    d = problem.dims
+    return kit.budget(kit.cdiv(d["rows"], B) * kit.cdiv(d["cols"], B) * 2)
+
+
 MATVEC = {"dtype": ("float32",), "rows": Range(1, 64), "cols": Range(1, 64)}
 
 
 # ----------------------------------------------------------------------------- the variants
 
-def _variant(op, name, run, supports, constraint, doc):
+def _variant(op, name, run, supports, constraint, doc, **kw):
     return Variant(op=op, backend="trihazards", name=name, run=run, supports=dict(supports), constraint=constraint,
-                   available=kit.available, doc=doc)
+                   available=kit.available, doc=doc, **kw)
 
 
-def _pair(key, op, mk_run, supports, constraint, bad, good, doc_bad, doc_good):
+def _pair(key, op, mk_run, supports, constraint, bad, good, doc_bad, doc_good, **kw):
     """(hazard, twin): ``mk_run(name, **flags)`` with the mistake's flags and the fixed flags."""
-    return (_variant(op, key, mk_run(key, **bad), supports, constraint, doc_bad),
-            _variant(op, f"{key}_fixed", mk_run(f"{key}_fixed", **good), supports, constraint, doc_good))
+    return (_variant(op, key, mk_run(key, **bad), supports, constraint, doc_bad, **kw),
+            _variant(op, f"{key}_fixed", mk_run(f"{key}_fixed", **good), supports, constraint, doc_good, **kw))
 
 
 _PAIRS = {
@@ -193,6 +313,24 @@ _PAIRS = {
     "triton_tf32_dot": _pair("triton_tf32_dot", "matvec", lambda n, **f: _matvec_run(n, rows_dot, 16, **f),
                              MATVEC, _matvec_constraint(16, 16), {"IEEE": False}, {"IEEE": True},
                              "tl.dot in its default precision (TF32)", "tl.dot(input_precision='ieee')"),
+    "triton_masked_no_other": _pair("triton_masked_no_other", "matvec",
+                                    lambda n, **f: _matvec_run(n, rows_reduce, B, B=B, DROP_LAST=False, **f),
+                                    MATVEC, _matvec_constraint(B, B), {"NO_OTHER": True}, {"NO_OTHER": False},
+                                    "masked tile load without other= feeding tl.sum",
+                                    "masked tile load with other=0"),
+    "triton_strided_as_contiguous": _pair("triton_strided_as_contiguous", "matvec", _strided_run, MATVEC,
+                                          _matvec_constraint(B, B), {"USE_STRIDES": False}, {"USE_STRIDES": True},
+                                          "declares strided inputs, addresses them as contiguous rows",
+                                          "addresses its inputs through the strides it is given",
+                                          layouts=("contiguous", "strided")),
+    "triton_accumulates_unzeroed": _pair("triton_accumulates_unzeroed", "matvec", _two_launch_run, MATVEC,
+                                         _launches_constraint, {"ZERO_FIRST": False}, {"ZERO_FIRST": True},
+                                         "one launch per column block adding into out, never zeroed",
+                                         "a launch zeroes out, then one per column block adds into it"),
+    "triton_scratch_short": _pair("triton_scratch_short", "matvec", _scratch_run, MATVEC, _launches_constraint,
+                                  {"SKIP_LAST": True}, {"SKIP_LAST": False},
+                                  "partials into a scratch buffer, the last column block's never stored",
+                                  "partials into a scratch buffer, then summed per row"),
 }
 
 HAZARDS = {name: pair[0] for name, pair in _PAIRS.items()}

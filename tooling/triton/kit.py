@@ -27,6 +27,7 @@ import importlib.util
 import os
 import platform
 import time
+import weakref
 
 import numpy as np
 
@@ -35,8 +36,8 @@ from refconv.variant import BackendOption, MissingTarget, Target
 
 __all__ = ["CHOICES", "OPTION", "BENCH", "backend_fields", "configure", "choice", "mode", "interpreted",
            "available", "version", "describe", "target", "LazyKernel", "jit", "kernel_name", "HostArray",
-           "OUT", "GUARD_MIN", "launch", "BUDGET", "GRID_LIMITS", "grid_fits", "budget", "cdiv",
-           "bench_copy", "bench_simulated"]
+           "OUT", "GUARD_MIN", "launch", "Scratch", "scratch", "Strided", "strided", "strides",
+           "BUDGET", "GRID_LIMITS", "grid_fits", "budget", "cdiv", "bench_copy", "bench_simulated"]
 
 CHOICES = ("auto", "gpu", "interpret")
 
@@ -311,15 +312,155 @@ def _guarded(a: np.ndarray, guard: int) -> tuple[np.ndarray, np.ndarray]:
     return view, raw
 
 
+# ----------------------------------------------------------------------------- scratch, strided views
+
+class Scratch:
+    """A read-write work buffer of ``nbytes`` bytes seen by kernels as ``dtype`` elements (made by
+    :func:`scratch`): pass it among :func:`launch`'s arguments, to one launch or to several (it
+    keeps its contents from one launch to the next).  It starts uninitialised: filled with the
+    checker's poison (NaN for floats, the bytes 0xA5 for integers), and under the interpreter a
+    load of an element no launch of the run has stored is an ``uninitialized-read``; stores into
+    it are allowed (an input's are ``write-to-input``).  :meth:`numpy` reads it back."""
+
+    def __init__(self, nbytes: int, dtype=np.uint8, name: str = "scratch"):
+        dtype = np.dtype(dtype)
+        nbytes = int(nbytes)
+        if nbytes < 0 or nbytes % dtype.itemsize:
+            raise ValueError(f"scratch({nbytes}, {dtype}): nbytes must be a non-negative multiple of the "
+                             f"element size {dtype.itemsize}")
+        self.dtype, self.nbytes, self.name = dtype, nbytes, name
+        self.size = nbytes // dtype.itemsize
+        self._host = None        # (guarded view, raw allocation, written bytes) under the interpreter
+        self._device = None      # a torch CUDA tensor on the GPU
+
+    def _fill(self) -> np.ndarray:
+        from .memcheck import poison
+        p = poison(self.dtype)
+        return np.full(self.size, 0 if p is None else p, self.dtype)
+
+    def host(self):
+        """(view, raw allocation, written-bytes mask) of the interpreter's guarded copy."""
+        if self._host is None:
+            view, raw = _guarded(self._fill(), max(GUARD_MIN, self.nbytes))
+            self._host = (view, raw, np.zeros(self.nbytes, bool))
+        return self._host
+
+    def device(self):
+        """The CUDA tensor of the GPU path (poison-filled at its first use)."""
+        if self._device is None:
+            import torch
+            self._device = torch.tensor(self._fill(), device="cuda")
+        return self._device
+
+    def numpy(self) -> np.ndarray:
+        """A host copy of the current contents (poison where nothing was stored)."""
+        if self._device is not None:
+            return self._device.cpu().numpy()
+        return (self.host()[0] if interpreted() else self._fill()).copy()
+
+    def __repr__(self):
+        return f"Scratch({self.nbytes}, {self.dtype}, name={self.name!r})"
+
+
+def scratch(nbytes: int, dtype=np.uint8, name: str = "scratch") -> Scratch:
+    """An uninitialised read-write work buffer of ``nbytes`` bytes, ``dtype`` elements, for
+    :func:`launch` (the Triton twin of ``refconv.opencl.scratch(nbytes)``): see :class:`Scratch`.
+    Make it inside ``run``, once per run, and pass it to every launch that shares it."""
+    return Scratch(nbytes, dtype, name)
+
+
+class Strided:
+    """A NumPy array passed to :func:`launch` as it lies in memory (made by :func:`strided`)."""
+
+    def __init__(self, array: np.ndarray):
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"strided(a): a NumPy array is needed, got {type(array).__name__}")
+        if any(st % array.itemsize for st in array.strides):
+            raise ValueError(f"strided(a): byte strides {array.strides} are not multiples of the element size "
+                             f"{array.itemsize}")
+        self.array = array
+
+    def span(self):
+        """``(span, holes, first)``: a 1-D array holding the view's whole extent in memory (its
+        elements where they lie, the checker's poison between them), one bool per element of the
+        span that is no element of the view, and the span index of the view's element 0."""
+        a = self.array
+        es = strides(a)
+        lo = sum((n - 1) * st for n, st in zip(a.shape, es) if st < 0 and n > 0)
+        hi = sum((n - 1) * st for n, st in zip(a.shape, es) if st > 0 and n > 0)
+        n = (hi - lo + 1) if a.size else 0
+        from .memcheck import poison
+        p = poison(a.dtype)
+        span = np.full(n, 0 if p is None else p, a.dtype)
+        holes = np.ones(n, bool)
+        if a.size:
+            bstr = tuple(st * a.itemsize for st in es)
+            np.lib.stride_tricks.as_strided(span[-lo:], a.shape, bstr)[...] = a
+            np.lib.stride_tricks.as_strided(holes[-lo:], a.shape, tuple(st * holes.itemsize for st in es))[...] = False
+        return span, holes, -lo
+
+
+def strided(a: np.ndarray) -> Strided:
+    """Pass ``a`` to the kernel as it lies in memory -- a row pitch, a sliced, stepped or
+    transposed view, as a torch or CuPy caller hands it -- instead of a C-contiguous copy (what a
+    plain NumPy argument gets).  The kernel receives a pointer to ``a``'s element 0 and must
+    address it with the strides :func:`strides` gives (pass them as arguments).  Under the
+    interpreter the bytes between the view's elements hold poison and a load there is an
+    ``out-of-bounds`` finding; on the GPU they hold the same poison."""
+    return a if isinstance(a, Strided) else Strided(a)
+
+
+def strides(a) -> tuple:
+    """The element strides of a NumPy array (or of :func:`strided`'s wrapper), for the kernel's
+    arguments: ``kit.launch(k, grid, kit.strided(x), *kit.strides(x), ...)``."""
+    a = a.array if isinstance(a, Strided) else a
+    if any(st % a.itemsize for st in a.strides):
+        raise ValueError(f"strides(a): byte strides {a.strides} are not multiples of the element size {a.itemsize}")
+    return tuple(int(st) // a.itemsize for st in a.strides)
+
+
+def _scalar(a):
+    """A NumPy scalar as the Python scalar Triton types (np.float32 -> float, np.int64 -> int,
+    np.bool_ -> bool); anything else unchanged."""
+    return a.item() if isinstance(a, np.generic) else a
+
+
+#: id(out) -> (weak reference to out, its bytes written so far): initialisation is tracked per run
+#: (the checker hands each run a fresh ``out``), across the launches of that run
+_RUN_WRITTEN: dict = {}
+
+
+def _written_of(out: np.ndarray) -> np.ndarray:
+    """The written-bytes mask of ``out`` for the run that owns it (made at its first launch)."""
+    rec = _RUN_WRITTEN.get(id(out))
+    if rec is not None and rec[0]() is out and rec[1].size == out.nbytes:
+        return rec[1]
+    for k in [k for k, (r, _) in _RUN_WRITTEN.items() if r() is None]:
+        del _RUN_WRITTEN[k]
+    w = np.zeros(out.nbytes, bool)
+    try:
+        _RUN_WRITTEN[id(out)] = (weakref.ref(out), w)
+    except TypeError:               # an object without weak references: tracked for this launch only
+        pass
+    return w
+
+
 # ----------------------------------------------------------------------------- launches
 
 def launch(kernel, grid, *args, out=None, what: str | None = None, num_warps: int | None = None,
            names=None, **constexprs):
     """Run ``kernel[grid](*args, **constexprs)`` and wait for it.
 
-    ``args``: NumPy arrays (buffers), Python / NumPy scalars, and :data:`OUT` for the checker's
-    output buffer ``out`` (its contents, the poison included, are the initial contents of the
-    kernel's output; the result is copied back into ``out``, which is returned).  ``grid``: a
+    ``args``: NumPy arrays (read-only input buffers, passed as C-contiguous copies), arrays
+    wrapped in :func:`strided` (passed as they lie, strides and all), :func:`scratch` buffers
+    (read-write work memory), Python scalars, NumPy scalars (converted to the Python scalar:
+    ``np.float32`` / ``np.float64`` -> ``float``, which Triton types fp32; any integer type ->
+    ``int``, typed i32, or i64 / u64 when the value needs it; ``np.bool_`` -> ``bool``), and
+    :data:`OUT` for the checker's output buffer ``out`` (its contents, the poison included, are
+    the initial contents of the kernel's output; the result is copied back into ``out``, which is
+    returned).  Several launches with the same ``out`` in one run chain: each starts from what
+    the previous one left (under the interpreter, what any launch of the run stored counts as
+    written for the uninitialised-read check).  ``grid``: a
     tuple of program counts (or a callable of the kernel's arguments, as Triton takes it).
     ``num_warps`` is passed on the GPU and ignored by the interpreter (one program at a time).
     ``names``: buffer names for findings (default: the kernel's parameter names).
@@ -332,6 +473,7 @@ def launch(kernel, grid, *args, out=None, what: str | None = None, num_warps: in
     fn = _runnable(kernel)
     what = what or kernel_name(kernel)
     pnames = names or _param_names(kernel)
+    args = tuple(_scalar(a) for a in args)
     if interpreted():
         return _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs)
     return _launch_gpu(fn, grid, args, out, num_warps, constexprs)
@@ -351,6 +493,19 @@ def _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs):
     bufs, call, keep = [], [], []
     for i, a in enumerate(args):
         name = pnames[i] if i < len(pnames) else f"arg{i}"
+        if isinstance(a, Scratch):
+            view, _, written = a.host()
+            bufs.append(memcheck.Buffer(name, view, writable=True, output=True, written=written))
+            call.append(HostArray(view, name))
+            continue
+        if isinstance(a, Strided):
+            span, holes, first = a.span()
+            view, raw = _guarded(span, max(GUARD_MIN, span.nbytes))
+            keep.append(raw)
+            bufs.append(memcheck.Buffer(name, view, holes=np.repeat(holes, span.itemsize), first=first,
+                                        view=(a.array.shape, strides(a))))
+            call.append(HostArray(view[first:], name))
+            continue
         if a is OUT:
             a, is_out = out, True
         elif isinstance(a, np.ndarray):
@@ -361,7 +516,8 @@ def _launch_interpreted(kernel, fn, grid, args, out, what, pnames, constexprs):
         src = np.ascontiguousarray(a)
         view, raw = _guarded(src, max(GUARD_MIN, src.nbytes))
         keep.append(raw)
-        bufs.append(memcheck.Buffer(name, view, writable=is_out, output=is_out))
+        bufs.append(memcheck.Buffer(name, view, writable=is_out, output=is_out,
+                                    written=_written_of(out) if is_out else None))
         call.append(HostArray(view, name))
         if is_out:
             out_view = view
@@ -395,6 +551,11 @@ def _launch_gpu(fn, grid, args, out, num_warps, constexprs):
         if a is OUT:                      # the poison goes through the device
             d_out = torch.tensor(np.array(out, order="C"), device="cuda")
             call.append(d_out)
+        elif isinstance(a, Scratch):
+            call.append(a.device())
+        elif isinstance(a, Strided):      # the span, poison between the elements; element 0's address
+            span, _, first = a.span()
+            call.append(torch.tensor(span, device="cuda")[first:])
         elif isinstance(a, np.ndarray):   # a copy: the checker's inputs are read-only arrays
             # np.array copies with fresh strides: ascontiguousarray keeps a size-1 array's negative
             # strides (a flipped 1x1 kernel), which torch refuses

@@ -38,18 +38,28 @@ from refconv import findings
 
 @dataclass
 class Buffer:
-    """One buffer of a launch: ``array`` is the memory the kernel sees."""
+    """One buffer of a launch: ``array`` is the memory the kernel sees.
+
+    ``output``: reads of bytes not yet ``written`` (one bool per byte of ``array``; the kit passes
+    the same array to every launch of a run on that buffer, so initialisation is tracked across
+    launches) are ``uninitialized-read``.  ``holes`` (one bool per byte, or None): the bytes of a
+    strided view's span that are no element of the view (a row pitch's padding, the elements a
+    step skips); an access there is ``out-of-bounds``.  ``first``: the element offset of the
+    view's first element in ``array``; ``view``: its ``(shape, element strides)``, for messages."""
 
     name: str
     array: np.ndarray
     writable: bool = False
     output: bool = False
     written: np.ndarray | None = field(default=None, repr=False)
+    holes: np.ndarray | None = field(default=None, repr=False)
+    first: int = 0
+    view: tuple = ()
 
     def __post_init__(self):
         self.base = int(self.array.ctypes.data)
         self.end = self.base + int(self.array.nbytes)
-        if self.output:
+        if self.output and self.written is None:
             self.written = np.zeros(self.array.nbytes, bool)
 
 
@@ -110,17 +120,52 @@ class _Launch:
             b = rec["buf"]
             n = b.array.size
             what = {"out-of-bounds": f"out-of-bounds {op} of {name}[{index}] ({name} has {n} elements)",
+                    "gap": f"{op} of {name} at element offset {index} from its first element, between the "
+                           f"elements of its strided view (shape {b.view[0] if b.view else '?'}, element "
+                           f"strides {b.view[1] if b.view else '?'}): the kernel ignores the strides it was given",
                     "write-to-input": f"store into input buffer {name}[{index}] (inputs are read-only)",
-                    "uninitialized-read": f"load of {name}[{index}] before the kernel wrote it "
-                                          f"(uninitialised output memory)"}[cls]
+                    "uninitialized-read": f"load of {name}[{index}] before the run wrote it "
+                                          f"(uninitialised output or scratch memory)"}[cls]
             msg = (f"{self.what}: {what} in kernel {self.kernel}, program {pid}, line {line}; "
                    f"{rec['lanes']} lane(s) in {len(rec['programs'])} program(s)")
-            findings.report(cls, msg, kernel=self.kernel, program=list(pid), line=line, array=name,
-                            index=int(index), access=op)
+            findings.report("out-of-bounds" if cls == "gap" else cls, msg, kernel=self.kernel, program=list(pid),
+                            line=line, array=name, index=int(index), access=op)
 
 
 def _element_bytes(ptrs) -> int:
     return max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+
+
+#: what a masked-off lane of a ``tl.load`` without ``other=`` reads under the checker, by dtype
+#: kind: a quiet NaN for floats; for integers the byte 0xA5 repeated (uint8 165, int32
+#: -1515870811, ...): a value no sum of the lane hides, where the plain interpreter gives 0
+POISON_BYTE = 0xA5
+
+
+def poison(dtype) -> np.ndarray:
+    """The 0-d poison of ``dtype`` (see :data:`POISON_BYTE`); None for bool (no loud value)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.array(np.nan, dtype)
+    if dtype.kind in "iu":
+        return np.frombuffer(bytes([POISON_BYTE]) * dtype.itemsize, dtype)[0].copy()
+    return None
+
+
+def _poison_handle(ti, ptrs):
+    """The ``other`` operand of an interpreted load without ``other=``: poison in every lane
+    (None where the element type has none: bool, pointers -- the interpreter's zeros then)."""
+    ty = ptrs.get_element_ty()
+    if getattr(ty, "is_ptr", lambda: False)():
+        return None
+    try:
+        dt = ti._get_np_dtype(ty)
+    except Exception:               # noqa: BLE001 - a type without a NumPy twin: leave it to triton
+        return None
+    p = poison(dt)
+    if p is None:
+        return None
+    return ti.TensorHandle(np.full(np.shape(ptrs.data), p, dt), ty)
 
 
 def _round_tf32(x: np.ndarray) -> np.ndarray:
@@ -172,14 +217,23 @@ def _stored(run, bufs: list, addr, which, size: int, pid):
 
 
 def _loaded(run, bufs: list, addr, which, size: int, pid) -> None:
-    """A load's lanes reading output bytes never written: one ``uninitialized-read`` per buffer."""
+    """A load's lanes reading output bytes never written: one ``uninitialized-read`` per buffer;
+    lanes in the gaps of a strided view: ``out-of-bounds`` (class ``gap`` here)."""
     for i, buf in enumerate(bufs):
-        if buf.written is None:
+        if buf.written is None and buf.holes is None:
             continue
         sel = which == i
         if not sel.any():
             continue
         off = (addr[sel] - np.uint64(buf.base)).astype(np.int64)
+        if buf.holes is not None:
+            gap = np.zeros(off.shape, bool)
+            for k in range(size):
+                gap |= buf.holes[off + k]
+            if gap.any():
+                run.note("gap", "load", buf, int(off[gap][0]) // buf.array.itemsize - buf.first, pid(),
+                         int(gap.sum()))
+            continue
         unw = np.zeros(off.shape, bool)
         for k in range(size):
             unw |= ~buf.written[off + k]
@@ -223,9 +277,11 @@ def checking(what: str, kernel: str, bufs: list):
             out._rc_buf = tag
         return out
 
-    def masked_load(ptrs, mask, *rest, **kw):
+    def masked_load(ptrs, mask, other=None, *rest, **kw):
         mask = check(ptrs, mask, "load")
-        return cls.create_masked_load(b, ptrs, mask, *rest, **kw)
+        if other is None:     # no other=: the lanes masked off are undefined in Triton; poison them
+            other = _poison_handle(ti, ptrs)
+        return cls.create_masked_load(b, ptrs, mask, other, *rest, **kw)
 
     def masked_store(ptrs, value, mask, *rest, **kw):
         mask = check(ptrs, mask, "store")
