@@ -5,7 +5,8 @@ pytest plugin (:mod:`refconv.pytest_plugin`) build a ``Session`` from their own 
 the same questions:
 
 * which backend options exist (:func:`backend_options`: the :class:`refconv.variant.BackendOption`
-  of every installed backend, e.g. a ``--target NAME`` choice; the core names none) and their values
+  of every installed backend, e.g. a ``--target NAME`` choice, a kernel kit's options declared
+  once per ``dest`` by every backend built on that kit; the core names none) and their values
   (:meth:`Session.option_values`: the command line, else the environment variable, else the
   value recorded in a reproducer, else the default);
 * configuring the backends with them (:meth:`Session.configure`: the target each backend runs
@@ -186,11 +187,13 @@ class Session:
 
     def unused_options(self, variants) -> list[str]:
         """One line for every backend option given explicitly (``options``) while none of the
-        ``variants`` is its backend's: the option has no effect in this run (a warning, not an
-        error: a CI script may pass the same options to every job)."""
+        ``variants`` belongs to a backend that declares it: the option has no effect in this run (a
+        warning, not an error: a CI script may pass the same options to every job).  A kernel kit's
+        options are declared by every backend built on the kit (``backend_fields()``), so any one
+        of those backends selected, a plugin's alone included, uses them."""
         selected = {v.backend for v in variants}
         given = {dest for dest, val in self.options.items() if val is not None and val is not False}
-        owners: dict[str, list[str]] = {}    # an option may be declared by several backends (a shared target option)
+        owners: dict[str, list[str]] = {}    # a kit's option is declared by every backend built on the kit
         for name, b in registry.backends().items():
             if isinstance(b, Backend):
                 for o in b.options:

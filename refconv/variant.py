@@ -225,6 +225,28 @@ class Target:
     limits: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _runs_anywhere():
+    return None
+
+
+def _no_configure(options):
+    return None
+
+
+def _no_description():
+    return ""
+
+
+#: the defaults of the ``Backend`` fields that hold a callable (identity: a kit completes a field
+#: only where the backend left it at one of these)
+_DEFAULTS = {"available": (_runs_anywhere,), "configure": (_no_configure,), "describe": (_no_description,),
+             "preflight": (None,), "target": (None,), "bench": (None,)}
+
+#: the attribute a kit's hook functions carry: a zero-argument callable returning the kit's
+#: ``backend_fields()`` (see :class:`Backend`)
+KIT_FIELDS_ATTR = "refconv_kit_fields"
+
+
 @dataclass
 class Backend:
     """A named bundle of variants.  ``variants()`` is called lazily (importing a GPU toolchain can
@@ -243,17 +265,40 @@ class Backend:
     ``versions``, the importable modules whose ``__version__`` ``refconv bench`` records;
     ``real_target``, how a user selects a real (not simulated) target for it (e.g. an option and
     its value), quoted where a profile refuses a simulator or the bench has no kernel time.  The
-    defaults (nothing) keep plugins written before these fields working."""
+    defaults (nothing) keep plugins written before these fields working.
+
+    A kernel kit's options belong to the kit (the public ``refconv.<language>`` modules,
+    docs/plugins.md): a backend built on one passes ``**kit.backend_fields()`` and so owns them as
+    the built-in backend does.  A backend that passes only some of a kit's hooks (its
+    ``available`` and ``preflight`` functions, say, as plugins were once told to) is completed
+    here: the kit's options are added to its own (by ``dest``) and every other field it left at
+    its default takes the kit's value (:data:`KIT_FIELDS_ATTR`)."""
 
     name: str
     variants: Callable[[], Sequence[Variant]]
-    available: Callable[[], str | None] = lambda: None
+    available: Callable[[], str | None] = _runs_anywhere
     options: Sequence[BackendOption] = ()
-    configure: Callable[[Mapping[str, Any]], None] = lambda options: None
+    configure: Callable[[Mapping[str, Any]], None] = _no_configure
     preflight: Callable[..., Mapping[str, list]] | None = None
-    describe: Callable[[], str] = lambda: ""
+    describe: Callable[[], str] = _no_description
     target: Callable[[], Target] | None = None
     bench: Any = None
     env_prefixes: Sequence[str] = ()
     versions: Sequence[str] = ()
     real_target: str = ""
+
+    def __post_init__(self):
+        self.options = tuple(self.options)
+        for hook in (self.available, self.preflight, self.configure, self.describe, self.target):
+            fields_of = getattr(hook, KIT_FIELDS_ATTR, None)
+            if callable(fields_of):
+                self._complete_from(fields_of())
+
+    def _complete_from(self, kit: Mapping[str, Any]) -> None:
+        """Add a kit's options to this backend's own and take the kit's value for every field left
+        at its default (see the class docstring)."""
+        own = {o.dest for o in self.options}
+        self.options = self.options + tuple(o for o in kit.get("options", ()) if o.dest not in own)
+        for name, value in kit.items():
+            if name != "options" and getattr(self, name) in _DEFAULTS.get(name, ((), "", None)):
+                setattr(self, name, value)

@@ -23,8 +23,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from refconv.tooling.cuda import _env
-from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
+from refconv.tooling import cuda as kit
+from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/004_906959956e3859a4.txt"
@@ -36,7 +36,7 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": 
 @functools.lru_cache(maxsize=None)
 def _split_kernels(dtype: str):
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     U0, U1 = np.uint64(0), np.uint64(1)
@@ -107,7 +107,7 @@ def _split_kernels(dtype: str):
 @functools.lru_cache(maxsize=None)
 def _fused_kernel(C: int, dtype: str):
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     CC = C
@@ -182,7 +182,7 @@ def _prep(problem):
 
 
 def _run_split(problem, out, threads=256):
-    cuda_ = _env.cuda()
+    cuda_ = kit.cuda()
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
     scalar_prods, sum_kernel = _split_kernels(x.dtype.name)
     d_out, n = to_device_poisoned(out)
@@ -202,7 +202,7 @@ def _run_split(problem, out, threads=256):
 
 
 def _run_fused(problem, out, threads=256):
-    cuda_ = _env.cuda()
+    cuda_ = kit.cuda()
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
     k = _fused_kernel(C, x.dtype.name)
     d_out, n = to_device_poisoned(out)
@@ -246,7 +246,7 @@ def _fits(kind):
 
 
 def variants():
-    available = _env.reason
+    available = kit.reason
     p = (Param("threads", (4, 8, 32, 64, 256), 256),)
     return [
         Variant(op="conv2d", backend="numba_cuda", name="cuconv_split", run=_run_split, supports=dict(SUPPORTS),

@@ -28,7 +28,7 @@ import numpy as np
 from refconv import Param, Range, Variant
 from refconv import cuda as rc
 from refconv.backends import conv2d_gemm as G
-from refconv.tooling.cuda._common import sim_work
+from refconv.tooling.cuda import sim_work
 
 from .filter2d_best import jit_source
 
@@ -114,10 +114,14 @@ def _fused(t: G.Tile) -> list:
     """The fused split-K reduction: fence the partials, count the block in ``cnt[tile]``; the block
     that counted last (``split - 1`` before it) fences and sums ``part[0..split-1, m, q]`` in z
     order, z the outer loop so that the micro-tile's TM*TN loads of one z are in flight together
-    (an element outside the output reads element 0 and is not stored)."""
+    (an element outside the output reads element 0 and is not stored).  Thread 0 passes the
+    count to the block in ``As[0]``: every read of the stage buffers ended at the main loop's last
+    barrier, and a count below ``split`` (at most 32) is exact in either dtype, so the kernel's
+    shared memory stays :meth:`Tile.shared_bytes` (a flag array of its own took 4 bytes more:
+    49,156 for a 48 KiB float64 tile)."""
     L = ["cuda.threadfence()", "cuda.syncthreads()", "if tid == 0:",
-         "    flag[0] = cuda.atomic.add(cnt, U(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x), 1)",
-         "cuda.syncthreads()", "if flag[0] == cuda.gridDim.z - 1:", "    cuda.threadfence()",
+         "    As[0] = cuda.atomic.add(cnt, U(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x), 1)",
+         "cuda.syncthreads()", "if As[0] == cuda.gridDim.z - 1:", "    cuda.threadfence()",
          "    SZ = U(cuda.gridDim.z)", "    MNQ = U(M * NQ)"]
     for j in range(t.tn):
         L += [f"    qf{j} = q0 + tx + {j * t.thx}"]
@@ -141,8 +145,7 @@ def _prologue(t: G.Tile, one: bool) -> list:
     L = ["tx = cuda.threadIdx.x", "ty = cuda.threadIdx.y", f"tid = ty * {t.thx} + tx",
          f"q0 = cuda.blockIdx.x * {t.bn}", f"m0 = cuda.blockIdx.y * {t.bm}",
          "kt0 = cuda.blockIdx.z * kt_per", "nt = min(kt_per, KT - kt0)",
-         f"As = cuda.shared.array({2 * t.bk * t.bm}, DT)", f"Bs = cuda.shared.array({2 * t.bk * t.bn}, DT)",
-         "flag = cuda.shared.array(1, I32)",
+         f"As = cuda.shared.array({t.stage_a}, DT)", f"Bs = cuda.shared.array({t.stage_b}, DT)",
          f"ja = tid % {t.bm}", f"ka = tid // {t.bm}", "abase = U(m0 + ja)",
          f"jb = tid % {t.bn}", f"kb = tid // {t.bn}", "qb = min(q0 + jb, NQ - 1)",
          "nb = qb // HoWo", "pb = qb - nb * HoWo"]
@@ -170,11 +173,11 @@ def source(t: G.Tile, one: bool = False) -> str:
 @functools.lru_cache(maxsize=None)
 def _gemm(tile: str, dtype: str, one: bool, mode: str):
     cuda = rc.cuda()
-    from numba import float32, float64, int32, uint64
+    from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     fname = f"<refconv conv2d_best {tile} {dtype}{' 1x1' if one else ''}>"
     return jit_source(cuda, source(G.TILES[tile], one), fname,
-                      dict(cuda=cuda, DT=DT, I32=int32, Z=np.dtype(dtype).type(0), min=min, U=uint64))
+                      dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64))
 
 
 #: the split-K reduction: out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel

@@ -30,8 +30,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from refconv.tooling.cuda import _env
-from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
+from refconv.tooling import cuda as kit
+from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None  # numba.cuda, bound lazily (the simulator swaps module globals that name it)
 
@@ -48,9 +48,9 @@ SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": 
 @functools.lru_cache(maxsize=None)
 def _kernel(mem: str, cf: int, vec: bool, bx: int, by: int, wkey: bytes | None):
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
     from numba import float32, int32, uint8, uint32
-    fmul, fadd, f2i, _, _ = _env.float_ops()
+    fmul, fadd, f2i, _, _ = kit.float_ops()
     MEM = {"GM": 0, "CM": 1, "SM": 2}[mem]
     CF, BX, BY = cf, bx, by
     VEC = bool(vec)
@@ -150,7 +150,7 @@ def _kernel(mem: str, cf: int, vec: bool, bx: int, by: int, wkey: bytes | None):
 
 def _make_run(mem, cf, vec):
     def run(problem, out, bx=32, by=8):
-        cuda = _env.cuda()
+        cuda = kit.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
         shift = int(problem.option("shift"))
@@ -183,7 +183,7 @@ def _constraint(mem, cf):
 
 
 def variants():
-    available = _env.reason
+    available = kit.reason
     out = []
     table = [(m, 1, False) for m in ("GM", "CM", "SM")]
     table += [(m, k, False) for m in ("GM", "CM", "SM") for k in CFS]

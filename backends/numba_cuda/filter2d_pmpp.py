@@ -21,8 +21,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from refconv.tooling.cuda import _env
-from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
+from refconv.tooling import cuda as kit
+from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/001_66a62b72ac43a8c0.txt"
@@ -35,9 +35,9 @@ SUPPORTS = {"dtype": ("float32",), "c": Range(0), "h": Range(1), "w": Range(1),
 @functools.lru_cache(maxsize=None)
 def _kernel(kind: str, kh: int, kw: int, o_tile: int, wkey: bytes):
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
     from numba import float32
-    fmul, fadd, _, _, _ = _env.float_ops()
+    fmul, fadd, _, _, _ = kit.float_ops()
     KH, KW, O = kh, kw, o_tile
     MASK = np.frombuffer(wkey, np.float32).copy()
     AY, AX = kh // 2, kw // 2
@@ -91,7 +91,7 @@ def _kernel(kind: str, kh: int, kw: int, o_tile: int, wkey: bytes):
 
 def _make_run(kind):
     def run(problem, out, bx=16, by=16, o_tile=16):
-        cuda_ = _env.cuda()
+        cuda_ = kit.cuda()
         img = np.ascontiguousarray(problem.inputs["image"], dtype=np.float32)
         w = np.asarray(problem.inputs["weights"], dtype=np.float32)
         if problem.option("flip"):
@@ -130,7 +130,7 @@ def _fits(kind):
 
 
 def variants():
-    available = _env.reason
+    available = kit.reason
     return [
         Variant(op="filter2d", backend="numba_cuda", name="basic", run=_make_run("basic"), supports=dict(SUPPORTS),
                 params=(Param("bx", (2, 4, 8, 16, 32), 16), Param("by", (2, 4, 8, 16), 16)),

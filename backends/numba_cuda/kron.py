@@ -20,8 +20,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from refconv.tooling.cuda import _env
-from refconv.tooling.cuda._common import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
+from refconv.tooling import cuda as kit
+from refconv.tooling.cuda import cdiv, finish, fits, from_device, launch, out_flat, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/003_589ce5a1556f477e.txt"
@@ -32,7 +32,7 @@ SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n
 @functools.lru_cache(maxsize=None)
 def _kernels():
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
 
     @cuda.jit
     def per_element(a, b, c, i, j, N, P, Q):
@@ -75,7 +75,7 @@ def _kernels():
 
 def _operands(problem):
     """``(cuda, (M, N, P, Q), d_a, d_b)``: A (M x N) and B (P x Q) flattened on the device."""
-    cuda_ = _env.cuda()
+    cuda_ = kit.cuda()
     a = np.ascontiguousarray(problem.inputs["a"])
     b = np.ascontiguousarray(problem.inputs["b"])
     return cuda_, a.shape + b.shape, cuda_.to_device(a.reshape(-1)), cuda_.to_device(b.reshape(-1))
@@ -126,7 +126,7 @@ def _run_streamed(problem, out, rows_per_block=4, bx=32, by=8):
     cols = N * Q
     rb = min(rows_per_block, max(M * P, 1))
     d_c = cuda_.to_device(out.poisoned(rb).reshape(-1))   # poisoned staging block
-    host = cuda_.pinned_array(rb * cols, out.dtype) if not _env.is_sim() else np.empty(rb * cols, out.dtype)
+    host = cuda_.pinned_array(rb * cols, out.dtype) if not kit.is_sim() else np.empty(rb * cols, out.dtype)
     stream = cuda_.stream()
     for r0 in range(0, M * P, rb):
         nr = min(rb, M * P - r0)
@@ -157,7 +157,7 @@ def _fits(kind):
 
 
 def variants():
-    available = _env.reason
+    available = kit.reason
     bxy = (Param("bx", (2, 4, 8, 16, 32), 32), Param("by", (2, 4, 8, 16, 32), 32))
     return [
         Variant(op="kron", backend="numba_cuda", name="block_launches", run=_run_block_launches,

@@ -20,8 +20,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from refconv.tooling.cuda import _env
-from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, sim_work, to_device_poisoned
+from refconv.tooling import cuda as kit
+from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, sim_work, to_device_poisoned
 
 cuda = None
 ORIGIN = "seeds/002_bac98b268d2530e5.txt"
@@ -31,7 +31,7 @@ SUPPORTS = {"dtype": ("float32", "float64"), "rows": Range(1), "cols": Range(1)}
 @functools.lru_cache(maxsize=None)
 def _kernel(kind: str, dtype: str, threads: int):
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
     from numba import float32, float64, uint64
     T = threads
     DT = float32 if dtype == "float32" else float64
@@ -111,7 +111,7 @@ def _kernel(kind: str, dtype: str, threads: int):
 
 def _make_run(kind):
     def run(problem, out, threads=256):
-        cuda_ = _env.cuda()
+        cuda_ = kit.cuda()
         m = np.ascontiguousarray(problem.inputs["m"])
         v = np.ascontiguousarray(problem.inputs["v"])
         R, C = m.shape
@@ -121,7 +121,7 @@ def _make_run(kind):
         if kind == "thread_per_row":
             grid = cdiv(R, threads)
         elif kind == "block_per_row":
-            grid = 2 * _env.sm_count()
+            grid = 2 * kit.sm_count()
         else:
             grid = cdiv(R * 32, threads)
         launch(k[grid, threads], d_m, d_v, d_out, R, C)
@@ -155,7 +155,7 @@ def _cost(kind):
         if kind == "thread_per_row":
             return sim_work(t, cdiv(R, t), steps=R * C)
         if kind == "block_per_row":
-            return sim_work(t, 2 * _env.sm_count(), steps=R * t * cdiv(C, t),
+            return sim_work(t, 2 * kit.sm_count(), steps=R * t * cdiv(C, t),
                             barriers=R * t * (t.bit_length() - 1 + 2))
         return sim_work(32, cdiv(R * 32, t) * t // 32, steps=R * 32 * cdiv(C, 32), barriers=R * 32 * 5)
     return cost
@@ -166,9 +166,8 @@ def _shfl_available(base):
         why = base()
         if why:
             return why
-        if _env.is_sim():
-            from refconv.tooling.cuda.sim_scheduler import warps_supported
-            if not warps_supported():
+        if kit.is_sim():
+            if not kit.warps_supported():
                 return ("warp shuffles (cuda.shfl_down_sync) run under the CUDA simulator only on "
                         "refconv's scheduler, which is off (REFCONV_SIM_SCHEDULER=numba or an "
                         "unsupported numba-cuda); run with --cuda gpu")
@@ -177,7 +176,7 @@ def _shfl_available(base):
 
 
 def variants():
-    available = _env.reason
+    available = kit.reason
     return [
         Variant(op="matvec", backend="numba_cuda", name="thread_per_row", run=_make_run("thread_per_row"),
                 cost=_cost("thread_per_row"), supports=dict(SUPPORTS), params=(Param("threads", (4, 8, 32, 128, 256), 128),),

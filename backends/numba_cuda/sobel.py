@@ -28,8 +28,8 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
-from refconv.tooling.cuda import _env
-from refconv.tooling.cuda._common import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
+from refconv.tooling import cuda as kit
+from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
 cuda = None
 
@@ -50,10 +50,10 @@ _GX = np.array([[0, 0, -1], [0, 2, 1], [1, 0, -2], [1, 2, 2], [2, 0, -1], [2, 2,
 @functools.lru_cache(maxsize=None)
 def _kernel(method: int, nch: int, l2: bool, bx: int, by: int, rows: int):
     global cuda
-    cuda = _env.cuda()
+    cuda = kit.cuda()
     from numba import float32, uint8, uint64
     import math
-    fmul, fadd, _, _, _ = _env.float_ops()
+    fmul, fadd, _, _, _ = kit.float_ops()
     M, NCH, L2, BX, BY, ROWS = method, nch, bool(l2), bx, by, rows
     SMEM = method in (1, 2, 3, 4)
     if method == 4:
@@ -235,7 +235,7 @@ def _make_run(name):
     method = _METHOD[name]
 
     def run(problem, out, bx=16, by=16, rows=4):
-        cuda_ = _env.cuda()
+        cuda_ = kit.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
         nch = 0 if img.ndim == 2 else img.shape[2]
@@ -274,7 +274,7 @@ def _fits(name):
 
 
 def variants():
-    available = _env.reason
+    available = kit.reason
     out = []
     for name in ("gmem", "smem_if", "smem_4copy", "smem_linear", "smem_rows2", "unrolled"):
         if name == "smem_rows2":

@@ -16,7 +16,13 @@ it must respect.  Four folders form one namespace (pyproject's package-dir): ``s
 * the core's source -- code, strings, comments -- names no built-in backend, none of its options,
   environment variables, packages or tools (the names are read from the backends'
   declarations, plus the tools they drive); no module is exempt;
-* only ``refconv/__main__.py`` imports the command line (``refconv.cli``).
+* only ``refconv/__main__.py`` imports the command line (``refconv.cli``);
+* one kit shape: each kernel kit's public face is its package ``refconv.tooling.<lang>`` (with
+  ``backend_fields()``), each facade ``refconv.<lang>`` re-exports it and imports nothing else,
+  and no module outside a tooling package imports that package's private (``_``-prefixed)
+  modules, at any level -- the built-in backends use the public kit, as plugins do;
+* no product module (core, specs, tooling, backends) imports ``lab`` (the lab wing, not
+  installed).
 * the specs (``refconv.specs``) are the ground floor: they import no refconv module outside
   ``refconv.specs``, at any level, and the op registry imports them at module level
   (``tests/meta/test_spec_imports.py`` checks their other imports).
@@ -154,8 +160,8 @@ def test_the_graph_is_read_from_every_module():
             "refconv.tooling.opencl", "refconv.tooling.triton.kit", "refconv.backends.opencl"} <= set(g)
     assert "refconv.variant" in g["refconv"] and "refconv.specs.matvec" in g["refconv.specs"]
     assert "refconv.session" in g["refconv.cli"] and "refconv.console" in g["refconv.bench.command"]
-    assert "refconv.tooling.cuda._env" in g["refconv.backends.numba_cuda"]
-    assert "refconv.tooling.cuda._env" in g["refconv.cuda"]
+    assert "refconv.tooling.cuda" in g["refconv.backends.numba_cuda"]
+    assert g["refconv.cuda"] == {"refconv.tooling.cuda"} and "refconv.tooling.cuda._env" in g["refconv.tooling.cuda"]
 
 
 def test_the_cycle_finder_finds_cycles():
@@ -333,3 +339,83 @@ def test_the_specs_import_only_the_specs_and_the_registry_imports_them_staticall
     bad = {m: sorted(t for t in g[m] if not t.startswith("refconv.specs")) for m in specs}
     assert {m: t for m, t in bad.items() if t} == {}
     assert "refconv.specs" in import_graph()["refconv.ops"]
+
+
+# ----------------------------------------------------------------------------- one kit shape
+
+#: the kernel kits: ``refconv.tooling.<lang>``, each re-exported as ``refconv.<lang>``
+KITS = ("cuda", "opencl", "triton")
+
+
+def _tooling_package(module: str) -> str | None:
+    """``refconv.tooling.<lang>`` for a module inside that package, else None."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if len(parts) >= 3 and parts[:2] == ["refconv", "tooling"] else None
+
+
+def private_imports(graph: dict[str, set[str]]) -> dict[str, list[str]]:
+    """``{module: [private modules of a tooling package it is outside of]}``: a module of
+    ``refconv.tooling.<lang>`` whose path below the package has a ``_``-prefixed part is private
+    to that package."""
+    bad = {}
+    for m, targets in graph.items():
+        wrong = sorted(t for t in targets if _tooling_package(t) and _tooling_package(m) != _tooling_package(t)
+                       and any(p.startswith("_") for p in t.split(".")[3:]))
+        if wrong:
+            bad[m] = wrong
+    return bad
+
+
+def test_the_private_import_check_finds_a_back_door():
+    graph = {"refconv.backends.numba_cuda.kron": {"refconv.tooling.cuda._env", "refconv.tooling.cuda"},
+             "refconv.tooling.cuda.preflight": {"refconv.tooling.cuda._env"},          # inside: fine
+             "refconv.tooling.cuda.compile_check._pool": {"refconv.tooling.cuda._common"},
+             "refconv.tooling.triton.kit": {"refconv.tooling.cuda._env"},              # another kit's
+             "refconv.backends.triton": {"refconv.tooling.triton.kit", "refconv.tooling.triton"},
+             "refconv.backends.x": {"refconv.tooling.cuda.sanitizer._core"}}
+    assert private_imports(graph) == {"refconv.backends.numba_cuda.kron": ["refconv.tooling.cuda._env"],
+                                      "refconv.tooling.triton.kit": ["refconv.tooling.cuda._env"],
+                                      "refconv.backends.x": ["refconv.tooling.cuda.sanitizer._core"]}
+
+
+def test_no_module_outside_a_tooling_package_imports_its_private_modules():
+    g = import_graph(top_level_only=False)
+    assert "refconv.tooling.cuda._env" in g["refconv.tooling.cuda"]       # the check sees the package's own
+    assert private_imports(g) == {}
+
+
+@pytest.mark.parametrize("lang", KITS)
+def test_each_kit_is_its_tooling_package_with_backend_fields_and_a_re_exporting_facade(lang):
+    import importlib
+    facade, kit = importlib.import_module(f"refconv.{lang}"), importlib.import_module(f"refconv.tooling.{lang}")
+    assert "backend_fields" in kit.__all__ and list(facade.__all__) == list(kit.__all__)
+    assert all(getattr(facade, n) is getattr(kit, n) for n in kit.__all__)
+    assert import_graph(top_level_only=False)[f"refconv.{lang}"] == {f"refconv.tooling.{lang}"}
+    code = [n for n in ast.parse(MODULES[f"refconv.{lang}"].read_text()).body
+            if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]      # the docstring aside
+    assert len(code) == 2 and all(isinstance(n, ast.ImportFrom) for n in code)
+    fields = kit.backend_fields()
+    assert fields["options"] and callable(fields["configure"]) and callable(fields["available"])
+
+
+# ----------------------------------------------------------------------------- the lab wing
+
+def _lab_imports(path: Path) -> list[str]:
+    """The imports of ``lab`` (a top-level package or module of that name) in one source file."""
+    found = []
+    for n in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        names = [a.name for a in n.names] if isinstance(n, ast.Import) else (
+            [n.module or ""] if isinstance(n, ast.ImportFrom) and not n.level else [])
+        found += [x for x in names if x == "lab" or x.startswith("lab.")]
+    return found
+
+
+def test_the_lab_import_check_finds_one(tmp_path):
+    (tmp_path / "m.py").write_text("import os\nfrom lab.runs import x\ndef f():\n    import lab\nimport label\n")
+    assert _lab_imports(tmp_path / "m.py") == ["lab.runs", "lab"]
+
+
+def test_no_product_module_imports_the_lab():
+    assert len(MODULES) > 100
+    found = {m: _lab_imports(p) for m, p in MODULES.items()}
+    assert {m: f for m, f in found.items() if f} == {}

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 
 from refconv.timing import BenchHooks
-from refconv.variant import BackendOption
+from refconv.variant import KIT_FIELDS_ATTR, BackendOption
 
 from . import _build, _buffers, _oclgrind, _platform
 from ._bench import bench_copy, bench_simulated, input_buffer, output_buffer, scratch_buffer, timed
@@ -81,6 +81,11 @@ def backend_fields() -> dict:
             "describe": describe, "target": target_info, "bench": BENCH,
             "env_prefixes": ENV_PREFIXES, "versions": ("pyopencl",), "real_target": "--opencl nvidia or pocl"}
 
+
+# a backend given any of these hooks alone is completed with backend_fields (refconv.variant.Backend)
+for _hook in (available, configure, describe, target_info):
+    setattr(_hook, KIT_FIELDS_ATTR, backend_fields)
+del _hook
 
 
 def require_fp64(what: str = "float64") -> None:
