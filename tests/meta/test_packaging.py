@@ -20,7 +20,6 @@ def test_every_package_folder_is_listed_in_pyproject():
 
 # ----------------------------------------------------------------------------- the built wheel
 
-import ast  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -71,14 +70,3 @@ def test_the_wheel_holds_no_lab_docs_data_or_gpu_runners(wheel_members):
                 or n.rsplit("/", 1)[-1].startswith("gpu_") or n.endswith(("_probe.py", "_sweep.py", ".sh"))]
     assert lab_like == [], f"lab or data files in the wheel: {lab_like[:10]}"
 
-
-def test_no_product_module_imports_the_lab():
-    """The lab uses the product, never the other way round (the wheel ships no ``lab``)."""
-    bad = []
-    for top in ("refconv", "specs", "tooling", "backends"):
-        for path in sorted((ROOT / top).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-                bad += [f"{path.relative_to(ROOT)}: {n}" for n in names if n == "lab" or n.startswith("lab.")]
-    assert bad == []
