@@ -257,22 +257,29 @@ def names() -> list[str]:
     return sorted({p.name for p in all_peers()})
 
 
-def for_op(op: str, which: str = "auto") -> list[tuple[Peer, str | None]]:
-    """The peers of ``op`` to list, each with None or the reason it is skipped.  ``which``:
-    ``auto`` (the GPU peers; the CPU peers too when no GPU peer of the op can run), ``all``,
-    ``none``, or a comma-separated list of peer names."""
+def named(op: str, which: str = "auto") -> list[Peer]:
+    """The peers of ``op`` that ``which`` (``--peers``) selects, without asking whether they can run
+    here: every one for ``auto`` and ``all``, none for ``none``, else those named in the
+    comma-separated list; an unknown name raises ``UsageError`` naming the accepted ones."""
     mine = [p for p in all_peers() if p.op == op]
     if which == "none":
         return []
     if which not in ("auto", "all"):
         wanted = [w.strip() for w in which.split(",") if w.strip()]
         unknown = [w for w in wanted if w not in names()]
-        if unknown:
+        if unknown or not wanted:
             from .errors import UsageError
             raise UsageError(f"--peers {which!r}: unknown peer(s) {unknown}; accepted: auto, all, none or "
                              f"names from {', '.join(names())}")
         mine = [p for p in mine if p.name in wanted]
-    out = [(p, p.available()) for p in mine]
+    return mine
+
+
+def for_op(op: str, which: str = "auto") -> list[tuple[Peer, str | None]]:
+    """The peers of ``op`` to list, each with None or the reason it is skipped.  ``which``:
+    ``auto`` (the GPU peers; the CPU peers too when no GPU peer of the op can run), ``all``,
+    ``none``, or a comma-separated list of peer names."""
+    out = [(p, p.available()) for p in named(op, which)]
     if which == "auto" and any(p.device == "gpu" and why is None for p, why in out):
         out = [(p, why) if p.device == "gpu" else (p, "a GPU peer runs instead (--peers all to add it)")
                for p, why in out]

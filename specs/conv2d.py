@@ -328,7 +328,7 @@ def _cuconv(name, label, h, r, m, c):
         {"dtype": "float32", "n": 1, "c": c, "h": h, "w": h, "m": m, "r": r, "s": r, "groups": 1, "bias": 0},
         {"stride": 1, "padding": (r - 1) // 2, "dilation": 1}, {"x": "random.1", "w": "random.2"},
         name=f"cuconv-{name}" + (f"-{label}" if label else ""),
-        source="seeds/004_906959956e3859a4.txt §5.1" if label else "seeds/004_906959956e3859a4.txt §5.2",
+        source="seed 004 (the cuconv B.Sc. project) §5.1" if label else "seed 004 (the cuconv B.Sc. project) §5.2",
         note=f"N=1 H=W={h} R=S={r} M={m} C={c}")
 
 

@@ -496,7 +496,7 @@ RECORD = OpRecord(
                                  _PAPER_OPTIONS, _PAPER_FILLS)},
     presets=(BenchProblem({"dtype": "uint8", "c": 0, "h": 3072, "w": 3072, "kh": 3, "kw": 3},
                           _PAPER_OPTIONS, _PAPER_FILLS, name="filter2d-u8-3x3-3072",
-                          source="seeds/000_4bc22224e0c2d458.txt Çizelge 3-5",
+                          source="seed 000 (Özer & Demirci, 3×3 image convolution on CUDA) Çizelge 3-5",
                           note="with the coarsening table (GM/CM/SM, CF 2-16, _Vec)"),),
     compile_dims={"h": 8, "w": 8, "kh": 3, "kw": 3, "c": 2},
     caps=CAPS,

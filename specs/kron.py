@@ -186,7 +186,7 @@ RECORD = OpRecord(
     bench={"small": _square(8), "paper": _square(200)},
     #: seed 003 (Tablo 1): two n x n float64 matrices, n = 100 ... 360; from n = 300 only the
     #: ``streamed`` variants run (the n² x n² result, 60-125 GB, does not fit a GPU)
-    presets=tuple(_square(n, name=f"kron-{n}", source="seeds/003_589ce5a1556f477e.txt Tablo 1",
+    presets=tuple(_square(n, name=f"kron-{n}", source="seed 003 (Kronecker product of dense float64 matrices on a GPU) Tablo 1",
                           only="streamed" if n >= 300 else None,
                           note=f"result {n * n}x{n * n}, {8 * n ** 4 / 1e9:.1f} GB")
                   for n in range(100, 361, 20)),

@@ -108,7 +108,7 @@ RECORD = OpRecord(
     flops=lambda d, o, n_out: 2 * d["rows"] * d["cols"],
     bench={"small": _square(128), "paper": _square(16384)},
     #: seed 002 (§5): float32 N x N matrix times vector
-    presets=tuple(_square(n, name=f"matvec-{n}", source="seeds/002_bac98b268d2530e5.txt §5") for n in (4096, 16384)),
+    presets=tuple(_square(n, name=f"matvec-{n}", source="seed 002 (Kim, Kim, Woo & Ihm 2010, CUDA optimisation techniques) §5") for n in (4096, 16384)),
     compile_dims={"rows": 8, "cols": 8},
     caps=CAPS,
     profile_shapes={"gpu": GPU_SHAPES},

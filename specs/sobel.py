@@ -318,7 +318,7 @@ RECORD = OpRecord(
                                  {"image": "random.1"})},
     presets=(BenchProblem({"dtype": "uint8", "channels": 4, "h": 3072, "w": 4096}, _PAPER_OPTIONS,
                           {"image": "random.1"}, name="sobel-4096x3072",
-                          source="seeds/002_bac98b268d2530e5.txt 표 4-5",
+                          source="seed 002 (Kim, Kim, Woo & Ihm 2010, CUDA optimisation techniques) 표 4-5",
                           note="methods I-IV: smem_if, smem_4copy, smem_linear, smem_rows2"),),
     compile_dims={"h": 8, "w": 8},
     caps=CAPS,

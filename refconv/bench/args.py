@@ -34,7 +34,8 @@ def add_parser(sub, filters):
     p.add_argument("--baseline", default="auto",
                    help="row the speed-up divides: auto (a peer per op), spec, a peer name, or a variant id")
     p.add_argument("--peers", default="auto",
-                   help="peers to time: auto (GPU peers, else CPU ones), all, none, or names (comma list)")
+                   help="peers to time: auto (GPU peers, else CPU ones; refused for a preset or --scale paper "
+                        "when no GPU peer can run here), all, none, or names (comma list)")
     p.add_argument("--copy-bytes", type=int, default=COPY_BYTES,
                    help=f"size of the copy that measures bandwidth (default {COPY_BYTES >> 20} MiB)")
     p.add_argument("--flush-bytes", type=int, default=FLUSH_BYTES,

@@ -20,7 +20,9 @@ The method (see docs/performance.md):
   end-to-end time, and the ratio and roofline use it.
 * Peers (:mod:`refconv.peers`) are prepared (inputs moved, not timed), warmed up once and timed
   the same way.  ``--baseline`` picks the row the speed-up column divides: a peer name (per op),
-  a variant id, ``spec``, or ``auto`` (a sensible peer per op).
+  a variant id, ``spec``, or ``auto`` (a sensible peer per op).  On GPU-sized problems (a preset,
+  ``--scale paper``) ``--peers auto`` is refused when no GPU peer can run here (it would time the
+  CPU peers at GPU sizes, minutes each): ``--peers all``, names or ``none`` say what to time.
 * Roofline (:mod:`refconv.bench.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
   of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
@@ -175,6 +177,34 @@ def _result(name, problem, work, baseline, rows: list[Row]) -> dict:
             "baseline": baseline, "rows": rows}
 
 
+def _refuse_cpu_peers_at_gpu_sizes(opts: BenchOptions, todo, rows_of) -> None:
+    """``UsageError`` when a GPU-sized problem (a preset, ``--scale paper``) would time CPU peers
+    because ``--peers auto`` finds no GPU peer that can run here (no GPU): minutes of CPU time per
+    problem that nobody asked for.  ``--peers all`` (or names, or ``none``) says what to time."""
+    if opts.peers != "auto":
+        return
+    cpu, gpu_why = {}, {}
+    for name, problem, _only, big in todo:
+        if not big or problem.op in cpu:
+            continue
+        listed = rows_of(RowTask("peers", name, problem.descriptor(), peers="auto"))
+        ok = [n for n, why in listed if why is None]
+        devices = {n: _peer_named(problem.op, n).device for n, _ in listed}
+        if any(devices[n] == "gpu" for n in ok):
+            continue
+        cpu[problem.op] = [n for n in ok if devices[n] == "cpu"]
+        gpu_why.update({n: why for n, why in listed if devices[n] == "gpu"})
+    timed = [n for names in cpu.values() for n in names]
+    if not timed:
+        return
+    asked = f"--preset {','.join(opts.preset)}" if opts.preset else f"--scale {opts.scale}"
+    why = "; ".join(dict.fromkeys(gpu_why.values())) or "no GPU peer declared"
+    raise UsageError(f"{asked}: GPU-sized problems, and no GPU peer can run here ({why}), so --peers auto would "
+                     f"time the CPU peers ({', '.join(sorted(set(timed)))}) at GPU sizes, minutes each; accepted: "
+                     f"--peers all to time them anyway, --peers none or a comma list of peer names, or "
+                     f"--scale small without --preset")
+
+
 def cmd_bench(opts: BenchOptions, session: Session) -> int:
     """``refconv bench`` with the options ``opts``; ``session``: its selection and backend
     options (:func:`refconv.cli.session_from`)."""
@@ -186,12 +216,19 @@ def cmd_bench(opts: BenchOptions, session: Session) -> int:
     variants = session.variants()
     _check_baseline(opts.baseline, variants)
     todo = _problems(opts, chosen, variants)
+    for op in sorted({p.op for _, p, _, _ in todo}):
+        peers_mod.named(op, opts.peers)         # an unknown --peers name: exit 2 before any worker starts
     backends = sorted({v.backend for v in variants})
+    rows_of = (Rows(opts.rows(), backends, opts.peers) if opts.timeout == 0 else
+               WorkerRows(bopts, opts.rows(), opts.timeout, backends, opts.peers))
+    try:
+        _refuse_cpu_peers_at_gpu_sizes(opts, todo, rows_of)
+    except BaseException:
+        rows_of.close()
+        raise
     notes = bench_report.device_notes(backends, backend_hooks)
     for n in notes:
         console.print(f"[yellow]note:[/] {n}")
-    rows_of = (Rows(opts.rows(), backends, opts.peers) if opts.timeout == 0 else
-               WorkerRows(bopts, opts.rows(), opts.timeout, backends, opts.peers))
     results, report = [], None
 
     def partial(name, problem):

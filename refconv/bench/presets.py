@@ -1,6 +1,6 @@
 """The benchmark problems by name (``refconv bench --preset NAME``): the op records' ``presets``
-(next to each spec), ordered by source (the file their sizes come from; the seed studies' order),
-then by op.
+(next to each spec), ordered by source (the study their sizes come from, ``seed 000 (...) table``:
+the seed studies' order, described in docs/backends.md), then by op.
 
 The built-in ones are the seed studies' problems:
 
@@ -47,7 +47,8 @@ class Preset:
 
 def _all() -> tuple[Preset, ...]:
     found = [(rec, bp) for rec in ops.records() for bp in rec.presets]
-    found.sort(key=lambda rb: ((rb[1].source.split() or ["~"])[0], rb[0].order))   # stable within an op
+    # by the study ("seed 000 ..."), then op order; stable within an op
+    found.sort(key=lambda rb: (" ".join(rb[1].source.split()[:2]) or "~", rb[0].order))
     return tuple(Preset(bp.name, rec.name, dict(bp.dims), dict(bp.options), dict(bp.fills), bp.source,
                         only=bp.only, note=bp.note, tags=tuple(bp.tags)) for rec, bp in found)
 

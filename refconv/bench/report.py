@@ -48,7 +48,8 @@ def print_presets(console) -> None:
     from rich.table import Table
 
     from .presets import PRESETS
-    t = Table(title="refconv bench presets (--preset NAME, globs, or all)")
+    t = Table(title="refconv bench presets (--preset NAME, globs, or all)",
+              caption="source: the study the sizes come from (the seed studies, docs/backends.md) and its table")
     for c in ("preset", "op", "problem", "source", "note"):
         t.add_column(c)
     for p in PRESETS.values():
