@@ -14,7 +14,14 @@ kernels through.
   checked by :mod:`.memcheck` (out-of-bounds and uninitialised reads become findings that fail
   the example); on the GPU they are copied to device memory through torch.  ``out`` (the
   checker's poisoned buffer) is copied in as it is and back after the launch, so elements the
-  kernel never writes keep the poison.
+  kernel never writes keep the poison; several launches on ``out`` in one run chain (under the
+  interpreter, what any of them stored counts as written).  NumPy scalars become Python ones.
+* **work memory and strided views** -- :func:`scratch` (a read-write buffer shared by the
+  launches of a run, starting as poison), :func:`strided` (an input passed as it lies in
+  memory, its gaps poisoned) with :func:`strides` (its element strides, for the kernel).
+* **undefined lanes** -- under the interpreter a masked ``tl.load`` without ``other=`` gives
+  its masked-off lanes poison (NaN, or the bytes 0xA5 for integers) instead of the
+  interpreter's 0: Triton leaves them undefined, so a kernel that uses them fails every run.
 * **availability** -- :func:`available` is ``None`` or why the kernels cannot run here (triton
   not installed, no wheel for this platform, ``gpu`` asked without a GPU); it never raises.
 """

@@ -11,11 +11,19 @@ fail the example being checked):
 * ``out-of-bounds`` -- an active lane outside every buffer: the buffer the pointer was derived
   from (tracked through pointer additions; the nearest buffer where that was lost), the element index
   it would be (negative, or past the end), the load or store, the kernel, program id and the
-  kernel's source line.  The access is *not* performed (the lane is masked off: a load gives 0),
-  so a bad kernel can neither corrupt the process nor crash it;
+  kernel's source line.  The access is *not* performed (the lane is masked off: a load gives its
+  ``other``, or poison), so a bad kernel can neither corrupt the process nor crash it.  A load
+  between the elements of a strided view (:func:`refconv.tooling.triton.kit.strided`: a row
+  pitch's padding, elements a step skips) is ``out-of-bounds`` too;
 * ``write-to-input`` -- a store into an input buffer (they are read-only; masked off too);
-* ``uninitialized-read`` -- a load from the output buffer of bytes the kernel has not written
-  in this launch (the checker's poison).
+* ``uninitialized-read`` -- a load from the output buffer (or a scratch buffer) of bytes no
+  launch of the run has written yet (the checker's poison): the written bytes are tracked per
+  buffer across the launches of one run.
+
+A masked load without ``other=`` gives its masked-off lanes poison (:func:`poison`: NaN for
+floats, the bytes 0xA5 for integers) where the plain interpreter gives 0: Triton defines them
+as undefined, so a kernel whose result depends on them fails every run (a kernel that never
+uses them is unaffected).
 
 One finding per (class, load/store, buffer, line), with the number of lanes and programs.  Under
 the interpreter the builder also emulates the GPU's ``tl.dot`` default: operands of a dot whose
