@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     filters(p)
     p = sub.add_parser("check", help="cross-check variants against the specs with Hypothesis")
     filters(p)
-    p.add_argument("--profile", default="ci", choices=list(PROFILES), help="Hypothesis profile (default ci)")
+    p.add_argument("--profile", default=None, choices=list(PROFILES),
+                   help="Hypothesis profile (default: env REFCONV_PROFILE, else ci)")
     p.add_argument("--examples", type=_count("--examples", 1, MAX_EXAMPLES),
                    help=f"examples per variant, 1 to {MAX_EXAMPLES} (overrides the profile)")
     p.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible run")

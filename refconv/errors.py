@@ -12,3 +12,17 @@ from __future__ import annotations
 
 class UsageError(ValueError):
     """A usage or environment error: the command prints the message on stderr and exits 2."""
+
+
+#: the most characters of a user's value a message repeats (a 40,000-character glob is not echoed whole)
+QUOTE_LIMIT = 80
+
+
+def quoted(value, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with its length said when longer:
+    ``'xxxx…' (40000 characters)``."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    close = text[0] if text[0] in "'\"" else ""   # a string's quote, closed again
+    return f"{text[:limit - 1]}…{close} ({len(str(value))} characters)"

@@ -216,15 +216,7 @@ STATE = pytest.StashKey[_State]()
 
 
 def _selection_error(session) -> str:
-    from . import registry
-    installed = ", ".join(sorted(registry.backends())) or "none"
-    if session.backend and not session.backends():
-        return (f"--refconv-backend {session.backend!r} matches no installed backend; "
-                f"installed backends: {installed}")
-    given = " ".join(f"--refconv-{k} {v!r}" for k, v in (("op", session.op), ("backend", session.backend),
-                                                        ("variant", session.variant)) if v)
-    return (f"no refconv variant matches {given or 'the selection'}; installed backends: {installed} "
-            f"(refconv list shows their variants)")
+    return session.no_match(prefix="--refconv-")
 
 
 def pytest_configure(config):
@@ -266,8 +258,10 @@ def pytest_configure(config):
         known = {v.id for v in variants} | {f"*/{b}/*" for b in broken}
         missing = [n for n in asked if n not in known]
         if missing:
+            from .errors import QUOTE_LIMIT, quoted
+            shown = missing[0] if len(missing[0]) <= QUOTE_LIMIT else quoted(missing[0])
             raise pytest.UsageError(
-                f"not found: {COLLECTOR}::{missing[0]} (no variant selected by the --refconv-* options has "
+                f"not found: {COLLECTOR}::{shown} (no variant selected by the --refconv-* options has "
                 f"this id; `pytest --refconv --collect-only -q` lists the node ids)")
         names = set(asked)
     st = config.stash[STATE] = _State(session=session, profile=profile, bopts=bopts, seed=seed, variants=variants,

@@ -57,6 +57,10 @@ def backend_options() -> list[tuple[str, BackendOption]]:
     return list(seen.values())
 
 
+#: the values a flag option's environment variable accepts (any case), on and off
+FLAG_ON, FLAG_OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
 def _from_env(o: BackendOption):
     raw = os.environ.get(o.env) if o.env else None
     if raw in (None, ""):
@@ -64,7 +68,10 @@ def _from_env(o: BackendOption):
     if o.is_flag:
         if isinstance(o.default, str) and raw.lower() == o.default.lower():
             return o.default
-        return raw.lower() not in ("0", "false", "no", "off")
+        if raw.lower() in FLAG_ON + FLAG_OFF:
+            return raw.lower() in FLAG_ON
+        accepted = FLAG_ON + FLAG_OFF + ((o.default,) if isinstance(o.default, str) else ())
+        raise UsageError(f"environment {o.env}={raw!r} not accepted; accepted: {', '.join(accepted)}")
     if o.choices and raw not in o.choices:
         raise UsageError(f"environment {o.env}={raw!r} not accepted; accepted: {', '.join(map(str, o.choices))}")
     return raw
@@ -162,11 +169,11 @@ class Session:
         """The Hypothesis profile: ``profile_name`` (default: env ``REFCONV_PROFILE``, else ci),
         with ``examples``/``timeout`` overriding it; ``UsageError`` naming what is not accepted."""
         from .profiles import get_profile
-        name = self.profile_name or os.environ.get("REFCONV_PROFILE", "ci")
+        name = self.profile_name or os.environ.get("REFCONV_PROFILE") or "ci"
         try:
             return get_profile(name, self.examples, self.timeout)
         except ValueError as e:   # a user's name or override (REFCONV_PROFILE=bogus ...)
-            source = "" if self.profile_name or "REFCONV_PROFILE" not in os.environ else "environment REFCONV_PROFILE: "
+            source = "" if self.profile_name or not os.environ.get("REFCONV_PROFILE") else "environment REFCONV_PROFILE: "
             raise UsageError(f"{source}{e}") from None
 
     # ------------------------------------------------------------------ selection
@@ -180,10 +187,26 @@ class Session:
         that failed to load could account for it."""
         vs = self.selected()
         if not vs and not registry.broken(self.backend):
-            known = ", ".join(sorted(registry.backends())) or "none"
-            raise UsageError(f"no variant matches op={self.op!r} backend={self.backend!r} "
-                             f"variant={self.variant!r}; installed backends: {known}")
+            raise UsageError(self.no_match())
         return vs
+
+    def no_match(self, prefix: str = "--") -> str:
+        """Why the filters select nothing, naming the filter (``prefix``: ``--`` for the CLI,
+        ``--refconv-`` for pytest) and what is installed; a long glob is cut (:func:`quoted`)."""
+        from .errors import quoted
+        backends = ", ".join(sorted(registry.backends())) or "none"
+        if self.backend and not self.backends():
+            return f"{prefix}backend {quoted(self.backend)} matches no installed backend; installed backends: {backends}"
+        if self.op:
+            from . import ops
+            known = sorted(set(ops.names()) | {v.op for v in registry.variants(backend=self.backend)})
+            if not any(fnmatch.fnmatchcase(o, self.op) for o in known):
+                return f"{prefix}op {quoted(self.op)} matches no op; installed ops: {', '.join(known) or 'none'}"
+        globs = [self.variant] if isinstance(self.variant, str) else list(self.variant or [])
+        given = " ".join([f"{prefix}{k} {quoted(v)}" for k, v in (("op", self.op), ("backend", self.backend)) if v]
+                         + [f"{prefix}variant {quoted(g)}" for g in globs])
+        return (f"no variant matches {given or 'the selection'}; installed backends: {backends} "
+                f"(refconv list shows their variants)")
 
     def unused_options(self, variants) -> list[str]:
         """One line for every backend option given explicitly (``options``) while none of the

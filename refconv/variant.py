@@ -197,8 +197,9 @@ class BackendOption:
     """A command-line / environment option a backend adds to ``refconv check`` (and to the pytest
     plugin as ``--refconv-<flag>``), e.g. the device a backend targets.  ``choices=None`` with
     ``is_flag=True`` makes it an on/off switch: ``--flag`` gives ``True``, ``--no-flag``
-    (``--refconv-no-flag``) and a false-looking environment value (``0``, ``false``, ``no``,
-    ``off``) give ``False``; when neither is given the value is ``default`` (``None``: ``False``),
+    (``--refconv-no-flag``) and a false environment value (``0``, ``false``, ``no``, ``off``, any
+    case) give ``False``, a true one (``1``, ``true``, ``yes``, ``on``) ``True``, any other a usage
+    error; when neither is given the value is ``default`` (``None``: ``False``),
     which may be a third value such as ``"auto"`` for "not given: the backend decides"."""
 
     flag: str               # e.g. "--target"

@@ -35,9 +35,11 @@ def _domain_text(v) -> str:
 
 def cmd_list(ns) -> int:
     """Print the variants the filters select, one row each; backends that failed to load as rows
-    and lines of their own (the run still exits 0)."""
+    and lines of their own (the run still exits 0).  Filters that select nothing are a usage
+    error (exit 2)."""
     session = session_from(ns)
     session.configure()
+    session.variants()   # UsageError when the filters select nothing (naming the filter and what is installed)
     for line in session.unused_options(session.selected()):
         err_console.print(f"refconv list: warning: {esc(line)}")
     cells: list[list[str]] = []

@@ -123,7 +123,7 @@ def test_lf_reruns_only_the_variant_that_failed(run, monkeypatch, buggy_env):
     ([], {"REFCONV_TOLERANCE": "loose"}, "environment REFCONV_TOLERANCE='loose' not accepted; accepted: proven*"),
     (["--refconv-backend", "nosuch"], {}, "--refconv-backend 'nosuch' matches no installed backend; "
                                           "installed backends: *example*"),
-    (["--refconv-op", "nosuch"], {}, "no refconv variant matches --refconv-op 'nosuch'*installed backends: *"),
+    (["--refconv-op", "nosuch"], {}, "--refconv-op 'nosuch' matches no op; installed ops: *matvec*"),
     (["refconv::matvec/example/nosuch"], {}, "not found: refconv::matvec/example/nosuch*"),
     (["--refconv-database", "redis://localhost:1/0"], {}, "--refconv-database 'redis://localhost:1/0' not accepted: "
                                                           "*needs the redis extra*"),

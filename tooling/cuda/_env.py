@@ -75,6 +75,8 @@ def set_mode(choice: str = "auto", *, sanitize="auto") -> None:
     cannot change; a different choice is then reported by :func:`reason`."""
     if choice not in CHOICES:
         raise ValueError(f"CUDA mode {choice!r}: expected one of {', '.join(CHOICES)}")
+    from .sim_scheduler import scheduler
+    scheduler()   # UsageError for a REFCONV_SIM_SCHEDULER not accepted, before any work
     if sanitize not in SANITIZE_CHOICES:
         raise ValueError(f"sanitize {sanitize!r}: expected True, False or 'auto'")
     _state["cuda"], _state["reason"] = choice, None

@@ -48,6 +48,27 @@ from .sim_warps import WarpState
 SUPPORTED_NUMBA_CUDA = ("0.30.4",)
 _state = {"installed": False, "original": None}
 
+#: the values of ``REFCONV_SIM_SCHEDULER``: ``event`` (refconv's scheduler, the default) or
+#: ``numba`` (the simulator's own)
+SCHEDULERS = ("event", "numba")
+
+
+def scheduler() -> str:
+    """The scheduler ``REFCONV_SIM_SCHEDULER`` asks for (unset or empty: ``event``);
+    ``refconv.errors.UsageError`` naming the variable, its value and :data:`SCHEDULERS` for any
+    other value (checked when the backends are configured, before any work)."""
+    raw = os.environ.get("REFCONV_SIM_SCHEDULER") or "event"
+    if raw not in SCHEDULERS:
+        from refconv.errors import UsageError
+        raise UsageError(f"environment REFCONV_SIM_SCHEDULER={raw!r} not accepted; accepted: {', '.join(SCHEDULERS)}")
+    return raw
+
+
+def _own_scheduler() -> bool:
+    """``REFCONV_SIM_SCHEDULER=numba``: keep the simulator's scheduler (a value not accepted counts
+    as the default here; :func:`scheduler` reports it where the backends are configured)."""
+    return os.environ.get("REFCONV_SIM_SCHEDULER") == "numba"
+
 
 class _Barrier:
     """The block's shared scheduling state, guarded by ``cond``."""
@@ -234,7 +255,7 @@ def install() -> bool:
     the simulator (call it only with the simulator on); :func:`arm` does not."""
     if _state["installed"]:
         return True
-    if os.environ.get("REFCONV_SIM_SCHEDULER", "event") == "numba" or not _version_ok():
+    if _own_scheduler() or not _version_ok():
         return False
     from numba.cuda.simulator import kernel as kk
     return _patch(kk)
@@ -243,7 +264,7 @@ def install() -> bool:
 def _patch(kk) -> bool:
     if _state["installed"]:
         return True
-    if os.environ.get("REFCONV_SIM_SCHEDULER", "event") == "numba" or not _version_ok():
+    if _own_scheduler() or not _version_ok():
         return False
     _state["original"] = kk.BlockManager.run
     from numba.cuda.simulator import kernelapi
@@ -282,7 +303,7 @@ def warps_supported() -> bool:
         return True
     if sys.modules.get(_KERNEL_MODULE) is not None:
         return False
-    return os.environ.get("REFCONV_SIM_SCHEDULER", "event") != "numba" and _version_ok()
+    return not _own_scheduler() and _version_ok()
 
 
 def installed() -> bool:
