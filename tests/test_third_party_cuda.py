@@ -3,6 +3,9 @@ tooling through the public ``refconv.cuda``: it follows ``--cuda``, runs on refc
 scheduler, keeps the checker's poison on the device, has its racy kernel named by ``--sanitize``
 and its uncompilable kernel by ``--compile``; and a plugin importing ``numba.cuda`` itself in
 ``variants()`` no longer knocks the built-in variants out of a simulator run (issue 13 item 4).
+The kit's options are the plugin's own, selected alone, whether it passes
+``**refconv.cuda.backend_fields()`` (tests/plugins/refconv-cudarace) or only some of the kit's
+hooks (``tpcuda`` below): no "has no effect" warning, and the options applied (issues 40, 43).
 
 Each test pairs a bug with its fixed twin in the same run, so a tool that flags everything (or
 nothing) fails the test.  The plugins are written on the fly (``plugin_factory``)."""
@@ -201,6 +204,9 @@ def env(tmp_path_factory):
 def _check(tmp_path, env, *args):
     p = refconv_cli("check", "--backend", "tpcuda", "--quiet", "--no-save", "--seed", "0", "--json", "r.json",
                     *args, env=env, cwd=tmp_path, timeout=900)
+    # tpcuda passes the kit's hooks, not backend_fields(): the kit completes it, so the options
+    # given (--cuda, --sanitize, --compile) are its own, never "no effect" (issues 40 and 43)
+    assert "no effect" not in p.stderr, p.stderr
     from refconv.variant_id import VariantId
     rows = {}
     if (tmp_path / "r.json").exists():
@@ -309,3 +315,38 @@ def test_the_documented_plugin_passes_and_its_race_is_named_by_sanitize(tmp_path
         # the threads' order decides whether an uninitialized-read of the same element comes first
         races = [f for f in row["findings"] if f["class"] == "shared-race"]
         assert races and races[0]["kernel"].endswith("matvec_block_per_row") and races[0]["array"] == "s", row
+
+
+#: tests/plugins/refconv-cudarace: ``Backend(..., **refconv.cuda.backend_fields())``, two races a
+#: GPU's values miss (lab/runs/2026-11-28-h200-plugin-sanitize) and their fixed twins
+CUDARACE = (ROOT / "tests" / "plugins" / "refconv-cudarace" / "src" / "refconv_cudarace" / "__init__.py").read_text()
+
+
+def test_a_plugin_on_backend_fields_selected_alone_gets_cuda_sim_sanitize_and_compile(tmp_path):
+    """--cuda sim --sanitize (and --compile where NVVM is installed) with only the plugin selected:
+    no warning, the simulator sanitizer names the tiled kernel's missing barrier and the warp
+    reduction's missing syncwarp, the fixed twins pass (and compile for sm_90)."""
+    env = plugin_env(tmp_path / "site", {"cudarace": CUDARACE})
+    for k in ("NUMBA_ENABLE_CUDASIM", "REFCONV_CUDA", "REFCONV_SANITIZE"):
+        env.pop(k, None)
+    compile_ = []
+    try:
+        import cuda.bindings.nvjitlink  # noqa: F401 -- NVVM present
+        compile_ = ["--compile"]
+    except ImportError:
+        pass
+    p = refconv_cli("check", "--backend", "cudarace", "--cuda", "sim", "--sanitize", *compile_, "--examples", "3",
+                    "--seed", "0", "--quiet", "--no-save", "--json", "r.json", env=env, cwd=tmp_path, timeout=900)
+    out = p.stdout + p.stderr
+    assert "no effect" not in p.stderr and p.returncode == 1, out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["backend_options"]["cuda"] == "sim" and report["backend_options"]["sanitize"] is True
+    rows = {r["variant"].rsplit("/", 1)[1]: r for r in report["results"]}
+    assert rows["tiled"]["status"] == rows["warp_syncwarp"]["status"] == "pass", out
+    for name, kernel in (("tiled_no_barrier", "matvec_tiled"), ("warp_no_syncwarp", "matvec_warp_reduce")):
+        races = [f for f in rows[name]["findings"] if f["class"] == "shared-race"]
+        assert rows[name]["status"] == "fail" and races, rows[name]
+        assert races[0]["kernel"].endswith(kernel) and races[0]["array"] == "s", races[0]
+    if compile_:
+        for name in ("tiled", "warp_syncwarp"):
+            assert any(f["class"] == "compile-info" for f in rows[name]["findings"]), rows[name]

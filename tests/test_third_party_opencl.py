@@ -113,7 +113,9 @@ def oclgrind_run(env, tmp_path_factory):
     work = tmp_path_factory.mktemp("oclthird_run")
     p = refconv_cli("check", "--backend", "oclthird", "--opencl", "oclgrind", "--examples", "4", "--seed", "1",
                     "--jobs", "2", "--quiet", "--no-save", "--json", "r.json", env=env, cwd=work, timeout=600)
+    assert "no effect" not in p.stderr, p.stderr          # --opencl is the plugin's own (backend_fields)
     report = json.loads((work / "r.json").read_text())
+    assert report["backend_options"]["opencl"] == "oclgrind"
     return p, {r["variant"]: r for r in report["results"]}
 
 
@@ -166,3 +168,22 @@ def test_the_same_plugin_runs_on_pocl_when_pocl_is_selected(env, tmp_path):
                     timeout=600)
     (r,) = json.loads((tmp_path / "r.json").read_text())["results"]
     assert p.returncode == 0 and r["status"] == "pass", p.stdout + p.stderr
+
+
+def test_a_plugin_given_only_the_kits_availability_owns_opencl_and_runs_on_oclgrind(tmp_path):
+    """``Backend(..., available=oc.available)`` without backend_fields(): the kit completes it, so
+    ``--opencl oclgrind`` with only this plugin selected is its own option (no "has no effect"
+    warning, issues 40 and 43) and Oclgrind names the race in its kernel."""
+    _installed("oclgrind")
+    source = PLUGIN.replace('backend = Backend(name="oclthird", variants=_variants, **oc.backend_fields())',
+                            'backend = Backend(name="oclhook", variants=_variants, available=oc.available)')
+    source = source.replace('backend="oclthird"', 'backend="oclhook"').replace("matvec/oclthird/", "matvec/oclhook/")
+    assert "backend_fields" not in source
+    env = plugin_env(tmp_path / "site", {"oclhook": source})
+    p = refconv_cli("check", "--backend", "oclhook", "--variant", "reduce*", "--opencl", "oclgrind", "--examples", "3",
+                    "--seed", "1", "--jobs", "2", "--quiet", "--no-save", "--json", "r.json", env=env, cwd=tmp_path,
+                    timeout=600)
+    assert "no effect" not in p.stderr and p.returncode == 1, p.stdout + p.stderr
+    res = {r["variant"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+    assert res["matvec/oclhook/reduce"]["status"] == "pass", res
+    assert [f for f in res["matvec/oclhook/reduce_racy"]["findings"] if f["class"] == "data-race"], res

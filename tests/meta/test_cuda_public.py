@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from refconv import findings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,3 +120,93 @@ def test_device_out_uploads_the_poison_and_copy_back_restores_any_layout():
 def test_preflight_does_nothing_without_compile():
     import refconv.cuda as rc
     assert rc.preflight([], {}) == {} and rc.preflight([], {"compile": False}) == {}
+
+
+# ----------------------------------------------------------------------------- the kits' options
+
+def test_backend_fields_carry_the_kits_options_configure_availability_and_preflight():
+    import refconv.cuda as rc
+    f = rc.backend_fields()
+    assert [o.flag for o in f["options"]] == ["--cuda", "--sanitize", "--compile"]
+    assert f["configure"] is rc.configure and f["available"] is rc.reason and f["preflight"] is rc.preflight
+    assert f["describe"] is rc.describe and f["target"] is rc.target and f["bench"] is rc.BENCH
+
+
+def _plugin(name, **hooks):
+    from refconv import Backend, Variant
+    v = Variant("matvec", name, "v", lambda problem, out: out)
+    return Backend(name, lambda: [v], **hooks), v
+
+
+def test_a_backend_given_some_of_a_kits_hooks_is_completed_with_the_kits_fields():
+    """The plugin of issue 40 (``available=rc.reason, preflight=rc.preflight``, as the docs once
+    said) owns --cuda, --sanitize and --compile and is configured by the kit; its own fields stay."""
+    import refconv.cuda as rc
+    import refconv.opencl as oc
+    import refconv.triton as tt
+    from refconv import BackendOption
+    b, _ = _plugin("tp", available=rc.reason, preflight=rc.preflight)
+    assert [o.flag for o in b.options] == ["--cuda", "--sanitize", "--compile"]
+    assert b.configure is rc.configure and b.describe is rc.describe and b.target is rc.target
+    assert b.env_prefixes == ("NUMBA_",) and b.real_target
+    own = BackendOption("--mine", "mine", "a plugin's own option")
+    b, _ = _plugin("tp", available=rc.reason, options=(own,), describe=lambda: "mine")
+    assert [o.flag for o in b.options] == ["--mine", "--cuda", "--sanitize", "--compile"]
+    assert b.describe() == "mine" and b.preflight is rc.preflight
+    assert [o.flag for o in _plugin("q", available=oc.available)[0].options] == ["--opencl"]
+    assert [o.flag for o in _plugin("r", available=tt.available)[0].options] == ["--triton"]
+    plain, _ = _plugin("s", available=lambda: None)                     # no kit: nothing added
+    assert plain.options == () and plain.preflight is None and plain.configure({}) is None
+
+
+@pytest.mark.parametrize("kit, given", [
+    ("cuda", {"cuda": "sim", "sanitize": True, "compile": True}),
+    ("opencl", {"opencl": "oclgrind"}),
+    ("triton", {"triton": "interpret"})])
+@pytest.mark.parametrize("style", ["backend_fields", "one_hook"])
+def test_a_kits_options_with_only_a_plugin_of_that_kit_selected_have_effect(monkeypatch, kit, given, style):
+    """Only the plugin selected (the built-in backend installed beside it or not): no option of its
+    kit is reported unused; with another backend selected alone each is, naming the kit's backends."""
+    import importlib
+    from refconv import registry
+    from refconv.session import Session
+    k = importlib.import_module(f"refconv.{kit}")
+    hooks = k.backend_fields() if style == "backend_fields" else {"available": k.backend_fields()["available"]}
+    plug, pv = _plugin("plug", **hooks)
+    other, ov = _plugin("other")
+    for builtin in ({}, {f"builtin_{kit}": _plugin(f"builtin_{kit}", **k.backend_fields())[0]}):
+        monkeypatch.setattr(registry, "backends", lambda: {"other": other, "plug": plug, **builtin})
+        s = Session(options=given)
+        assert s.unused_options([pv]) == []
+        lines = s.unused_options([ov])
+        assert len(lines) == len(given) and all("plug" in x and "no effect" in x for x in lines), lines
+
+
+def test_the_kit_configures_the_mode_through_a_plugin_when_the_builtin_backend_is_not_there():
+    """configure_backends with a registry of the plugin alone: its kit-given configure sets the
+    mode and the sanitizer for the process."""
+    p = _py("from refconv import Backend, Variant, registry\n"
+            "import refconv.cuda as rc\n"
+            "from refconv.session import Session\n"
+            "v = Variant('matvec', 'tp', 'v', lambda problem, out: out)\n"
+            "b = Backend('tp', lambda: [v], available=rc.reason, preflight=rc.preflight)\n"
+            "registry.backends = lambda: {'tp': b}\n"
+            "vals = Session(options={'cuda': 'sim', 'sanitize': True}).configure()\n"
+            "assert vals['cuda'] == 'sim' and vals['sanitize'] is True, vals\n"
+            "assert rc.mode() == 'sim' and rc.sanitizing(), (rc.mode(), rc.sanitizing())\n"
+            "assert rc.preflight([v], vals) == {}\n"
+            "print('ok')")
+    assert p.returncode == 0 and "ok" in p.stdout, p.stdout + p.stderr
+
+
+def test_the_kits_package_attributes_stay_the_public_functions_after_their_submodules_load():
+    """``preflight`` and ``compile_check`` are functions of the kit and names of its submodules;
+    importing a submodule again (``python -m``, a worker) must not replace the function."""
+    p = _py("import refconv.tooling.cuda as k\n"
+            "from refconv.tooling.cuda.compile_check import preflight\n"
+            "from refconv.tooling.cuda.preflight import preflight as pf\n"
+            "import refconv.cuda as rc\n"
+            "assert callable(k.compile_check) and k.compile_check.__module__ == 'refconv.tooling.cuda'\n"
+            "assert k.preflight.__module__ == 'refconv.tooling.cuda' and rc.preflight is k.preflight\n"
+            "print('ok')")
+    assert p.returncode == 0 and "ok" in p.stdout, p.stdout + p.stderr
