@@ -263,6 +263,16 @@ def test_two_launches_on_out_chain_and_the_second_may_read_what_the_first_wrote(
     assert out.tolist() == [2.0 * x for x in range(10)]
 
 
+def test_launches_on_views_of_the_same_out_share_what_was_written():
+    src = np.arange(12, dtype=np.float32)
+    out = np.full((3, 4), np.nan, np.float32)
+    with findings.collect() as found:
+        kit.launch(zero_rows, (3,), kit.OUT, 12, out=out.reshape(-1), B=4)
+        kit.launch(add_into, (3,), src, kit.OUT, 12, out=out.reshape(-1), B=4)
+    assert found == []
+    assert out.reshape(-1).tolist() == src.tolist()
+
+
 def test_accumulating_into_out_no_launch_of_the_run_wrote_is_an_uninitialized_read():
     out = np.full(10, np.nan, np.float32)
     with findings.collect() as found:

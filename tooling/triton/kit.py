@@ -432,22 +432,32 @@ def _scalar(a):
     return a.item() if isinstance(a, np.generic) else a
 
 
-#: id(out) -> (weak reference to out, its bytes written so far): initialisation is tracked per run
-#: (the checker hands each run a fresh ``out``), across the launches of that run
+#: (address, bytes) of an output buffer -> (weak reference to the array owning that memory, its
+#: bytes written so far): initialisation is tracked per run -- the checker hands each run a fresh
+#: ``out`` -- across the launches of that run, whether they pass ``out`` or a view of the same
+#: memory (``out.reshape(-1)``); a new array at a freed address starts unwritten
 _RUN_WRITTEN: dict = {}
 
 
+def _owner(a: np.ndarray):
+    while isinstance(getattr(a, "base", None), np.ndarray):
+        a = a.base
+    return a
+
+
 def _written_of(out: np.ndarray) -> np.ndarray:
-    """The written-bytes mask of ``out`` for the run that owns it (made at its first launch)."""
-    rec = _RUN_WRITTEN.get(id(out))
-    if rec is not None and rec[0]() is out and rec[1].size == out.nbytes:
+    """The written-bytes mask of ``out``'s memory for the run that owns it (made at its first launch)."""
+    key = (int(out.__array_interface__["data"][0]), int(out.nbytes))
+    owner = _owner(out)
+    rec = _RUN_WRITTEN.get(key)
+    if rec is not None and rec[0]() is owner:
         return rec[1]
     for k in [k for k, (r, _) in _RUN_WRITTEN.items() if r() is None]:
         del _RUN_WRITTEN[k]
     w = np.zeros(out.nbytes, bool)
     try:
-        _RUN_WRITTEN[id(out)] = (weakref.ref(out), w)
-    except TypeError:               # an object without weak references: tracked for this launch only
+        _RUN_WRITTEN[key] = (weakref.ref(owner), w)
+    except TypeError:               # an owner without weak references: tracked for this launch only
         pass
     return w
 
