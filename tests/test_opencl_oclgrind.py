@@ -4,6 +4,8 @@ their kernel, work-item and source line (a missing barrier -> data race, a negat
 couple of fixed problems on PoCL against refconv.specs."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,75 @@ def test_fp64_preamble_only_where_double_is_used():
     assert _build.uses_double("__kernel void k(__global double *y) {}")
     assert _build.uses_double("__kernel void k(__global T *y) {}", ("-DT=double",))
     assert not _build.uses_double("/* no double here */ __kernel void k(__global float *y) {} // double")
+
+
+# ----------------------------------------------------------------------------- Oclgrind's own faults
+#
+# tests/oclgrind_probes/: minimal, well-defined kernels on which Oclgrind 21.10 itself goes wrong.
+# filter2d/opencl/best_R{2,5} met both (issue 40): the tests below prove the instrument's fault
+# (PoCL, or Oclgrind unoptimised, give the right bits), that refconv names a kernel Oclgrind cannot
+# take as the instrument's failure rather than the kernel's, and that the shipped kernel avoids both.
+# If an Oclgrind release fixes one, its test fails: drop the workaround it documents.
+
+_PROBES = Path(__file__).parent / "oclgrind_probes"
+
+
+def _probe(target, name, kernel, x, options=()):
+    with oc.using(target):
+        reason = oc.available()
+        if reason:
+            pytest.skip(f"{target} is not installed: {reason}")
+        k = oc.kernel((_PROBES / name).read_text(), kernel, options, name=name)
+        out = np.zeros(1, np.uint32)
+        oc.launch(k, (1,), (1,), oc.to_device(np.array(x, np.uint32)), oc.OUT, out=out, what=name)
+        return int(out[0])
+
+
+def test_oclgrind_cannot_run_a_funnel_shift_and_says_it_is_the_instrument():
+    x = (0x11112222, 0x33334444)
+    assert _probe("pocl", "funnel_shift.cl", "probe", x) == 0x44441111
+    with pytest.raises(oc.OclgrindCannotRun) as err:
+        _probe("oclgrind", "funnel_shift.cl", "probe", x)
+    msg = str(err.value)
+    assert "could not run this kernel" in msg and "llvm.fshl.i32" in msg and "not a fault of the kernel" in msg
+    assert _probe("oclgrind", "funnel_shift.cl", "probe_upsample", x) == 0x44441111
+
+
+def test_oclgrind_misevaluates_a_switch_on_a_narrow_integer():
+    x = (0x100, 1)
+    assert _probe("pocl", "narrow_switch.cl", "probe", x) == 0x107
+    assert _probe("oclgrind", "narrow_switch.cl", "probe", x, ("-cl-opt-disable",)) == 0x107
+    assert _probe("oclgrind", "narrow_switch.cl", "probe", x) == 0x101     # Oclgrind's error
+
+
+def test_a_function_oclgrind_cannot_find_is_named_with_the_fix(oclgrind):
+    src = "uint helper(uint a);\n__kernel void k(__global uint *y) { y[0] = helper(y[0]); }\n"
+    with pytest.raises(oc.OclgrindCannotRun) as err:
+        oc.kernel(src, "k", name="undefined_helper.cl")
+    msg = str(err.value)
+    assert "helper" in msg and "static inline" in msg and "When creating kernel 'k'" in msg
+
+
+#: the cases filter2d/opencl/best_R{2,5} failed on Oclgrind before issue 40: a W % 16 == 0 image on the
+#: two-lane path (the column pairs across words were a funnel shift) and a 3x3 two-lane case with sign
+#: taps (an out-of-line helper's switch on a tap's kind: 151 for the spec's 150)
+OCLGRIND_CASES = (
+    "filter2d:dtype=uint8,c=0,h=3,w=16,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=0,cast=wrap"
+    ":image=random.0,weights=onehot.0 @ wg_x=8 arith=auto",
+    "filter2d:dtype=uint8,c=0,h=3,w=3,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=0,cast=wrap"
+    ":image=random.0,weights=ties.0 @ wg_x=256 arith=auto",
+    "filter2d:dtype=uint8,c=0,h=7,w=32,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=1,cast=wrap"
+    ":image=random.3,weights=ties.1 @ wg_x=8 arith=auto",
+)
+
+
+@pytest.mark.parametrize("line", OCLGRIND_CASES)
+@pytest.mark.parametrize("rows", (2, 5))
+def test_filter2d_best_on_oclgrind_gives_the_spec(oclgrind, line, rows):
+    from refconv.backends.opencl import filter2d_best
+    from refconv.case import Case
+    from refconv.checking import check_example
+    v = next(x for x in filter2d_best.variants() if x.name == f"best_R{rows}")
+    case = Case.parse(line)
+    res = check_example(v, case.problem, case.params)
+    assert res.status == "pass", res.message

@@ -40,6 +40,9 @@
  * such low bytes are packed into a word by byte permutes (PTX prmt with -DUSE_PTX).
  * rz(a + b), an add rounded toward zero, is PTX add.rz.f32 with -DUSE_PTX (NVIDIA), else the
  * rounded-to-nearest sum stepped toward zero when its TwoSum error says it rounded away.
+ * The helpers are static inline: each is inlined where it is called, so that a tap's kind (a nibble of
+ * KINDS) is a constant in the unrolled tap loop; an out-of-line helper computes it at run time, and
+ * Oclgrind 21.10 mis-evaluates the switch clang makes of that (tests/oclgrind_probes/narrow_switch.cl).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -80,7 +83,7 @@
 #define MAGIC 8388608.0f
 #define CB 12582912.0f                        /* 1.5 * 2^23 */
 
-inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
+static inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
 {
     if (isnan(v))
         return 0;
@@ -91,7 +94,7 @@ inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
     return (int)v;
 }
 
-inline float fadd_rz(const float a, const float b)
+static inline float fadd_rz(const float a, const float b)
 {
 #ifdef USE_PTX
     float r;
@@ -107,7 +110,7 @@ inline float fadd_rz(const float a, const float b)
 #endif
 }
 
-inline float pix(const uint x)
+static inline float pix(const uint x)
 {
 #if PATH == 0
     return (float)x;
@@ -117,7 +120,7 @@ inline float pix(const uint x)
 }
 
 /* byte b of the word u as a float */
-inline float pix_word(const uint u, const uint b)
+static inline float pix_word(const uint u, const uint b)
 {
 #if PATH != 0 && defined(USE_PTX)
     uint r;
@@ -131,7 +134,7 @@ inline float pix_word(const uint u, const uint b)
 /* (float)(int)s for |s| < 2^22, before tap t: odd taps through trunc() (cvt.rzi.f32.f32, the
  * conversion unit), even taps through the float pipe, so that the two units share the work;
  * -DTRUNC_ALL: trunc() on every tap (where no round-toward-zero add is at hand) */
-inline float trunc_small(const float s, const int t)
+static inline float trunc_small(const float s, const int t)
 {
 #ifndef TRUNC_ALL
     if ((t & 1) == 0)        /* copysign(rz(|s| + 2^23) - 2^23, s), the magnitude being >= +0: one or */
@@ -150,7 +153,7 @@ typedef struct {
 #endif
 } raw_row;
 
-inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
+static inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
 {
 #if OFF32
     const __global uchar *row = img + (uint)(rr * W);      /* H * W < 2^31: 32-bit offsets */
@@ -175,7 +178,7 @@ inline raw_row load_raw(__global const uchar *restrict img, const int rr, const 
 }
 
 /* the raw row converted: p[0 .. 17] are columns c0-1 .. c0+16 */
-inline void convert_row(const raw_row q, float *p)
+static inline void convert_row(const raw_row q, float *p)
 {
 #if VEC
     const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
@@ -193,7 +196,7 @@ inline void convert_row(const raw_row q, float *p)
 
 #if PATH != 0
 /* rd(t * sc + 1.5*2^23) for an integer t, |t| < 2^22, sc = 2^-shift: 1.5*2^23 + (t >> shift) */
-inline float scale_rd(const float t, const float sc)
+static inline float scale_rd(const float t, const float sc)
 {
 #ifdef USE_PTX
     float v;
@@ -210,8 +213,20 @@ inline float scale_rd(const float t, const float sc)
 #define KM2 (MK * 0x10001u)
 #define CLR (~KM2)
 
+/* the high half of a below the low half of b: (a >> 16) | (b << 16).  Off NVIDIA through upsample,
+ * the same bits: clang makes a funnel shift (llvm.fshl.i32) of the shift form, an LLVM intrinsic that
+ * Oclgrind 21.10 cannot interpret (tests/oclgrind_probes/funnel_shift.cl) */
+static inline uint halves(const uint a, const uint b)
+{
+#ifdef USE_PTX
+    return (a >> 16) | (b << 16);
+#else
+    return upsample((ushort)b, (ushort)(a >> 16));
+#endif
+}
+
 /* the raw row as column pairs: e[c + 1] = x[c] | x[c + 2] << 16 for c = -1 .. 14 (relative to c0) */
-inline void pair_row(const raw_row q, uint *e)
+static inline void pair_row(const raw_row q, uint *e)
 {
 #if VEC
     const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
@@ -227,11 +242,11 @@ inline void pair_row(const raw_row q, uint *e)
         e[4 * v + 1] = ev[v];
         e[4 * v + 2] = od[v];
         if (v < 3) {
-            e[4 * v + 3] = (ev[v] >> 16) | (ev[v + 1] << 16);     /* (4v+2, 4v+4) */
-            e[4 * v + 4] = (od[v] >> 16) | (od[v + 1] << 16);     /* (4v+3, 4v+5) */
+            e[4 * v + 3] = halves(ev[v], ev[v + 1]);     /* (4v+2, 4v+4) */
+            e[4 * v + 4] = halves(od[v], od[v + 1]);     /* (4v+3, 4v+5) */
         }
     }
-    e[15] = (ev[3] >> 16) | (q.h1 << 16);         /* (14, 16) */
+    e[15] = halves(ev[3], q.h1);                  /* (14, 16) */
 #else
 #pragma unroll
     for (int c = 0; c < 16; ++c)
@@ -247,7 +262,7 @@ inline void pair_row(const raw_row q, uint *e)
    in the low byte of each lane whose bit 15 is set (PTX prmt with selector 0x4B49: byte 1's and
    byte 3's sign replicated into bytes 0 and 2, zeros above), times MK * 0x01010101, which is
    -MK mod 2^32 times 1 / 0xFF: one multiply-add. */
-inline uint lanes_set(const uint s, const int t)
+static inline uint lanes_set(const uint s, const int t)
 {
     const int kind = (KINDS >> (4 * t)) & 0xF;
     if (kind == 1)
@@ -268,7 +283,7 @@ inline uint lanes_set(const uint s, const int t)
 #endif
 
 /* tap t's truncation toward zero of both lanes (its kind: the nibble t of KINDS) */
-inline uint lanes_trunc(const uint s, const int t)
+static inline uint lanes_trunc(const uint s, const int t)
 {
     const int kind = (KINDS >> (4 * t)) & 0xF;
     if (kind == 1)
@@ -285,7 +300,7 @@ inline uint lanes_trunc(const uint s, const int t)
 }
 
 /* bytes 1 and 3 of a and b interleaved: a.1, b.1, a.3, b.3 */
-inline uint pack_bytes13(const uint a, const uint b)
+static inline uint pack_bytes13(const uint a, const uint b)
 {
 #ifdef USE_PTX
     uint r;
@@ -298,7 +313,7 @@ inline uint pack_bytes13(const uint a, const uint b)
 
 /* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 0 and 2 are the outputs
    (bytes 1 and 3 with SIGNHI=3) */
-inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
+static inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
 {
     const uint x[9] = {e0[i], e0[i + 1], e0[i + 2], e1[i], e1[i + 1], e1[i + 2], e2[i], e2[i + 1], e2[i + 2]};
 #if SIGNHI == 3
@@ -323,7 +338,7 @@ inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint
 #if PATH == 3 && FCOLS
 #define NF (FCOLS + 2)
 /* the float columns' pixels: f[n - (16 - FCOLS)] is column n - 1 (relative to c0), n = 16 - FCOLS .. 17 */
-inline void float_cols_row(const raw_row q, float *f)
+static inline void float_cols_row(const raw_row q, float *f)
 {
 #if VEC
     const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
@@ -340,7 +355,7 @@ inline void float_cols_row(const raw_row q, float *f)
 
 /* float column 16 - FCOLS + i: an fma a tap (exact sums), trunc() before each; the low byte of the
  * result is the wrapped output (as path 2's) */
-inline uint output_float_col(const float *w, const float *f0, const float *f1, const float *f2, const int i,
+static inline uint output_float_col(const float *w, const float *f0, const float *f1, const float *f2, const int i,
                              const float sc)
 {
     const float x[9] = {f0[i], f0[i + 1], f0[i + 2], f1[i], f1[i + 1], f1[i + 2], f2[i], f2[i + 1], f2[i + 2]};
@@ -353,7 +368,7 @@ inline uint output_float_col(const float *w, const float *f0, const float *f1, c
 #endif
 
 /* output column c0+i: its byte in the low byte of the result (the higher bytes are not zero) */
-inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
+static inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
                    const int shift, const float sc)
 {
     const float x[9] = {p0[i], p0[i + 1], p0[i + 2], p1[i], p1[i + 1], p1[i + 2],

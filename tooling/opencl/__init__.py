@@ -38,7 +38,7 @@ from . import _build, _buffers, _oclgrind, _platform
 from ._bench import bench_copy, bench_simulated, input_buffer, output_buffer, scratch_buffer, timed
 from ._build import FP64_PREAMBLE, OpenCLBuildError, package_source
 from ._buffers import roundup
-from ._oclgrind import parse_oclgrind
+from ._oclgrind import OclgrindCannotRun, parse_oclgrind
 from ._platform import (CHOICES, TARGETS, Env, OpenCLUnavailable, available, configure, describe, device,
                         env, has_fp64, has_subgroups, platforms, target, target_info, using)
 
@@ -47,7 +47,7 @@ __all__ = [
     "describe", "target_info", "platforms", "device", "has_fp64", "has_subgroups", "require_fp64", "Env", "env",
     "OpenCLUnavailable", "OpenCLBuildError", "FP64_PREAMBLE", "program", "kernel", "check_local", "fits_memory",
     "roundup", "to_device", "scratch", "output", "OUT", "launch", "diagnosed", "timed", "diagnostics",
-    "parse_oclgrind", "package_source",
+    "parse_oclgrind", "OclgrindCannotRun", "package_source",
 ]
 
 #: the ``--opencl`` option (``REFCONV_OPENCL``; the pytest plugin's ``--refconv-opencl``).  The

@@ -103,17 +103,58 @@ def _echo(s: str) -> None:
         pass
 
 
+class OclgrindCannotRun(RuntimeError):
+    """Oclgrind, the instrument, failed on a kernel (its ``OCLGRIND FATAL ERROR``, e.g. an LLVM
+    intrinsic it does not interpret): the kernel was not run, and nothing is known about it.  The
+    message says so, quotes Oclgrind's error and, where the cause is known, what avoids it."""
+
+    def __reduce__(self):  # picklable across refconv's worker processes
+        return (type(self), self.args)
+
+
+_FATAL = re.compile(r"OCLGRIND FATAL ERROR[^\n]*\n(?P<what>[^\n]*)(?P<rest>(?:\n[^\n]+)*)")
+_UNDEFINED = re.compile(r"Undefined external function: (\S+)")
+
+
+def instrument_failure(text: str) -> str | None:
+    """The message of an :class:`OclgrindCannotRun` for Oclgrind's captured stderr ``text``, or
+    None when it holds no fatal error of Oclgrind's."""
+    m = _FATAL.search(text)
+    if not m:
+        return None
+    said = " ".join((m.group("what") + m.group("rest")).split())
+    msg = f"Oclgrind (the instrument) could not run this kernel, so it was not checked here: {said}."
+    u = _UNDEFINED.search(said)
+    if u and u.group(1).startswith("llvm."):
+        msg += (f" {u.group(1)} is an LLVM intrinsic that Oclgrind's compiler made of the kernel's code and "
+                "that Oclgrind's interpreter does not implement (https://github.com/jrprice/Oclgrind/issues/205;"
+                " tests/oclgrind_probes/funnel_shift.cl): a limit of the instrument, not a fault of the kernel."
+                " Check the kernel on PoCL or a GPU, or write the expression so that no such intrinsic results.")
+    elif u:
+        msg += (f" {u.group(1)} is called but not defined in the program: a helper declared plain `inline`"
+                " has no external definition in C99 (OpenCL C); declare it `static inline`.")
+    return msg
+
+
 @contextlib.contextmanager
 def quiet(t: str):
     """On Oclgrind, host-side calls make its API checker print pyopencl's probes of parameters it
-    does not know: drop those, echo anything else.  Other targets: nothing."""
+    does not know: drop those, echo anything else.  An exception leaving the block after an
+    ``OCLGRIND FATAL ERROR`` (a kernel Oclgrind cannot take, reported by pyopencl as
+    ``INVALID_KERNEL_NAME``) becomes :class:`OclgrindCannotRun`.  Other targets: nothing."""
     if t != "oclgrind":
         yield
         return
     cap = None
     try:
-        with _captured_stderr() as cap:
-            yield
+        try:
+            with _captured_stderr() as cap:
+                yield
+        except Exception as exc:
+            why = instrument_failure(cap.text if cap is not None else "")
+            if why and not isinstance(exc, OclgrindCannotRun):
+                raise OclgrindCannotRun(why) from exc
+            raise
     finally:
         text = cap.text if cap is not None else ""
         keep = [b for b in re.split(r"\n\s*\n", text) if b.strip() and not _BENIGN.search(b)]
