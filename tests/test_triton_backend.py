@@ -577,7 +577,7 @@ def test_the_strided_hazard_fails_on_strided_inputs_and_the_failure_replays_from
 # ----------------------------------------------------------------------------- a third-party plugin
 
 #: a Triton plugin written against the public kit only (refconv.triton): one correct kernel (a plain @triton.jit, as people write them) and the five
-#: mistakes of issue 25.
+#: mistakes of issue 25; a strided-input kernel (issue 40) and its twin whose masked load has no other=.
 PLUGIN = '''
 import numpy as np
 import triton
@@ -670,9 +670,38 @@ def _matvec(name, kernel, **flags):
                    doc="row-block reduction")
 
 
+@triton.jit
+def matvec_strided(m, smr, smc, v, sv, y, R, C, B: tl.constexpr, OTHER: tl.constexpr):
+    # m and v as they lie in memory (kit.strided), addressed through their strides
+    rows = tl.program_id(0) * B + tl.arange(0, B)
+    acc = tl.zeros((B,), dtype=tl.float32)
+    for c0 in range(0, C, B):
+        cols = c0 + tl.arange(0, B)
+        mk = (rows[:, None] < R) & (cols[None, :] < C)
+        if OTHER:
+            a = tl.load(m + rows[:, None] * smr + cols[None, :] * smc, mask=mk, other=0)
+        else:
+            a = tl.load(m + rows[:, None] * smr + cols[None, :] * smc, mask=mk)    # the bug: no other=
+        acc += tl.sum(a * tl.load(v + cols * sv, mask=cols < C, other=0)[None, :], axis=1)
+    tl.store(y + rows, acc, mask=rows < R)
+
+
+def _strided(name, other):
+    def run(problem, out):
+        m, v = problem.inputs["m"], problem.inputs["v"]
+        return kit.launch(matvec_strided, (kit.cdiv(m.shape[0], B),), kit.strided(m), *kit.strides(m),
+                          kit.strided(v), *kit.strides(v), kit.OUT, *m.shape, out=out,
+                          what=f"matvec/tribug/{name}", B=B, OTHER=other)
+    return Variant(op="matvec", backend="tribug", name=name, run=run, available=kit.available,
+                   supports={"dtype": ("float32",), "rows": Range(1, 32), "cols": Range(1, 32)},
+                   layouts=("contiguous", "strided"), doc="row-block reduction on strided inputs")
+
+
 def _variants():
     ok = dict(MASK_LOADS=True, MASK_STORE=True, PLAIN_CAST=False)
     return [
+        _strided("strided_ok", True),
+        _strided("strided_no_other", False),
         _matvec("matvec_ok", matvec_ok, DROP_LAST=False),
         _matvec("drops_last_block", matvec_ok, DROP_LAST=True),
         _matvec("tf32_dot", matvec_dot),
@@ -702,8 +731,15 @@ def tribug(tmp_path_factory):
 @pytest.mark.slow
 def test_the_plugins_correct_kernels_pass(tribug):
     p, res = tribug
-    for name in ("matvec_ok", "box_ok"):
+    for name in ("matvec_ok", "box_ok", "strided_ok"):
         assert res[name]["status"] == "pass", (name, res[name], p.stdout + p.stderr)
+
+
+@pytest.mark.slow
+def test_the_plugins_strided_kernel_with_a_masked_load_without_other_fails_on_its_poisoned_lanes(tribug):
+    p, res = tribug
+    r = res["strided_no_other"]
+    assert r["status"] == "fail" and "got nan" in r["reason"], r
 
 
 @pytest.mark.slow
