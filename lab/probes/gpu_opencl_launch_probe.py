@@ -1,6 +1,5 @@
 """Where does the OpenCL conv2d twin's extra time go?  ``conv2d_best.cl`` built as CUDA runs as fast as
-the Numba twin (lab/probes/gpu_conv_cuda_port_probe.py), so the gap is NVIDIA's OpenCL.  This times, by
-the bench's method (``refconv.bench.rows.measure``: first use, L2 flush, profiling events) and with
+the Numba twin (lab/probes/gpu_conv_cuda_port_probe.py), so the gap is NVIDIA's OpenCL.  This times, with
 the operands and launch of ``conv2d/opencl/best`` on the 1x1 presets, a matrix of rows that takes the
 kernel apart:
 
@@ -12,12 +11,15 @@ kernel apart:
   arguments' cost);
 * ``... same __local after flush``: after the flush, a kernel that uses as much ``__local`` memory
   runs, so that a shared-memory carveout change, if that is what costs, falls outside the interval;
-* ``... first use warm / none``: the first-use step (``FIRST_USE``) as the whole launch run untimed
-  once, or skipped.
+* ``... first use warm``: the whole launch run once, untimed, before each timed one.
 
-Measured on an H100, 2026-11-27, with an earlier form of this script (the emptied body declared
-only ``As``): 9.41 us (T3-B) and 12.85 (T3-C) for the empty body, against 3.1 for a one-work-item
-empty kernel and 24.7 / 16.0 for the shipped kernel in the same run.  Prints one JSON line a row.
+The rows of the matrix are timed by this probe's own copy of the bench's OpenCL method, with the
+step before each launch passed as an argument: a reading flush of 128 MiB (as the bench's), then
+the row's own step (the ``__local`` kernel, the warm launch), then the kernel, its profiling
+interval the time; the buffers are made once and kept, as the bench's timed runs keep theirs.
+The arguments' rows go through ``refconv.opencl.launch`` and ``refconv.bench.rows.measure``.
+Prints one JSON line a row; results of earlier runs are in lab/runs/ (2026-11-27d-h100,
+2026-11-27e-h100).
 usage: python lab/probes/gpu_opencl_launch_probe.py [REPEAT]   (PROBE_TARGET=pocl: a dry run on the CPU;
 PROBE_ONLY=args: the arguments' rows alone)"""
 from __future__ import annotations
@@ -37,9 +39,7 @@ from refconv.bench import presets  # noqa: E402
 from refconv.bench.rows import measure  # noqa: E402
 
 REPEAT = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-bench = sys.modules[oc.timed.__module__]
-read_flush = bench.flush
-shipped_first_use = bench.FIRST_USE
+FLUSH_BYTES = 128 << 20
 src = cb.SRC
 i = src.index("void gemm("); j = src.index("{", i); k = src.index("/* out[n, m, pixel]")
 sig = src[i + len("void gemm"):j]
@@ -50,29 +50,51 @@ trivial_args = src[:src.index("__kernel", max(0, i - 200))] + "__kernel void tri
 TRIVIAL1 = "__kernel void trivial1(__global float *o) { if (get_global_id(0) == 99999999) o[0] = 1; }"
 PRE = ("__kernel void pre(__local float *l, __global float *sink) { l[get_local_id(0)] = 0; "
        "barrier(CLK_LOCAL_MEM_FENCE); if (get_global_id(0) == 9999999) sink[0] = l[1]; }")
+FLUSH = ("__kernel void flush_read(__global const ulong *b, const ulong n, __global ulong *sink) {"
+         " ulong acc = 0; for (ulong w = get_global_id(0); w < n; w += get_global_size(0)) acc ^= b[w];"
+         " if (acc == 0x9E3779B97F4A7C15UL) sink[0] = acc; }")
+FLUSH_BUF, SINK = oc.scratch(FLUSH_BYTES), oc.scratch(8)
 
 
-def flush_then_local(nbytes):
-    def f(queue):
-        read_flush(queue)
+def read_flush(queue):
+    """The bench's cold L2: read FLUSH_BYTES of device memory (a grid-stride xor)."""
+    kf = oc.kernel(FLUSH, "flush_read", (), "<probe flush>")
+    kf(queue, (4096 * 256,), (256,), FLUSH_BUF, np.uint64(FLUSH_BYTES // 8), SINK)
+
+
+def local_after_flush(nbytes):
+    """A step after the flush: a kernel using ``nbytes`` of ``__local`` memory on every SM."""
+    def step(queue, launch):
         kp = oc.kernel(PRE, "pre", (), "<pre>")
-        kp(queue, (132 * 256,), (256,), cl.LocalMemory(nbytes), oc.scratch(8))
-    return f
+        kp(queue, (132 * 256,), (256,), cl.LocalMemory(nbytes), SINK)
+    return step
 
 
-def row(pname, name, source, kname, options, gsize, lsize, args, out, flush=read_flush, first_use=shipped_first_use):
+def warm(queue, launch):
+    """A step after the flush: the timed launch itself, once, untimed."""
+    launch(queue).wait()
+
+
+def timed(launch, step=None):
+    """Median and minimum (µs) of ``launch``'s profiling interval over REPEAT runs, each after the
+    reading flush and ``step(queue, launch)`` (None: nothing more)."""
+    queue = oc.env().queue
+    launch(queue).wait()                  # built and warmed, outside the runs
+    times = []
+    for _ in range(REPEAT):
+        read_flush(queue)
+        if step is not None:
+            step(queue, launch)
+        ev = launch(queue)
+        ev.wait()
+        times.append((ev.profile.end - ev.profile.start) * 1e-3)
+    return float(np.median(times)), min(times)
+
+
+def row(pname, name, source, kname, options, gsize, lsize, args, step=None):
     kern = oc.kernel(source, kname, options, "<probe %s %d>" % (kname, hash(source)))
-
-    def run():
-        oc.launch(kern, gsize, lsize, *args, out=out)
-    bench.flush, bench.FIRST_USE = flush, first_use
-    try:
-        run()
-        m = measure(run, REPEAT, 128 << 20)
-    finally:
-        bench.flush, bench.FIRST_USE = read_flush, shipped_first_use
-    print(json.dumps({"preset": pname, "kernel": name, "us": round(m["kernel_s"]["median"] * 1e6, 2),
-                      "min": round(m["kernel_s"]["min"] * 1e6, 2)}), flush=True)
+    us, lo = timed(lambda q: kern(q, gsize, lsize, *args), step)
+    print(json.dumps({"preset": pname, "kernel": name, "us": round(us, 2), "min": round(lo, 2)}), flush=True)
 
 
 for pname in () if os.environ.get("PROBE_ONLY") == "args" else ("cuconv-T3-1x1-B", "cuconv-T3-1x1-C"):
@@ -80,29 +102,27 @@ for pname in () if os.environ.get("PROBE_ONLY") == "args" else ("cuconv-T3-1x1-B
     g = G.geometry(problem); p = G.plan(g); t = p.tile
     x, a, ktab, bias, has_bias = G.operands(problem, p)
     prm = oc.to_device(np.array([*G.kernel_ints(g, p), has_bias, 1], np.int32))   # gemm's scalars
-    out = np.zeros(g.M * g.NQ, np.float32)
     gsize, lsize = (p.grid[0] * t.thx, p.grid[1] * t.thy, p.split), (t.thx, t.thy, 1)
     lbytes = 2 * t.bk * (t.bm + t.bn) * 4
     opts = cb.options(np.dtype("float32"), t, p.one)
-    gemm_args = (oc.to_device(a), oc.to_device(x), oc.to_device(ktab), oc.scratch(4), oc.OUT,
+    out = oc.scratch(g.M * g.NQ * 4)
+    gemm_args = (oc.to_device(a), oc.to_device(x), oc.to_device(ktab), oc.scratch(4), out,
                  oc.to_device(bias), oc.scratch(4), prm)
-    R = lambda name, s, kn="gemm", **kw: row(pname, name, s, kn, opts, gsize, lsize, gemm_args, out, **kw)
+    R = lambda name, s, kn="gemm", **kw: row(pname, name, s, kn, opts, gsize, lsize, gemm_args, **kw)
     R("shipped", src)
     R("empty, __local", with_local)
     R("empty, no __local", no_local)
-    row(pname, "trivial, 1 arg, same grid", TRIVIAL1, "trivial1", (), gsize, lsize, (oc.OUT,), out)
-    row(pname, "trivial, gemm's args, 1 item", trivial_args, "trivial", opts, (1, 1, 1), (1, 1, 1), gemm_args, out)
+    row(pname, "trivial, 1 arg, same grid", TRIVIAL1, "trivial1", (), gsize, lsize, (out,))
+    row(pname, "trivial, gemm's args, 1 item", trivial_args, "trivial", opts, (1, 1, 1), (1, 1, 1), gemm_args)
     R("trivial, gemm's args, same grid", trivial_args, "trivial")
-    R("shipped, same __local after flush", src, flush=flush_then_local(lbytes))
-    R("empty, __local, same __local after flush", with_local, flush=flush_then_local(lbytes))
-    R("shipped, first use warm", src, first_use="warm")
-    R("shipped, first use none", src, first_use=None)
-    R("empty, no __local, first use none", no_local, first_use=None)
+    R("shipped, same __local after flush", src, step=local_after_flush(lbytes))
+    R("empty, __local, same __local after flush", with_local, step=local_after_flush(lbytes))
+    R("shipped, first use warm", src, step=warm)
+    R("empty, no __local, first use warm", no_local, step=warm)
     R("shipped again", src)
 
 # the arguments' cost: one work-item kernels with k buffer arguments (distinct or one buffer k times)
-# and with one buffer and 16 int arguments (H100, 2026-11-27: gemm's 23 arguments, 7 of them
-# buffers, cost 3.5 us on one work-item where one buffer cost nothing)
+# and with one buffer and n int arguments, through the bench's timed path
 def args_row(name, kname, src, args):
     kern = oc.kernel(src, kname, (), "<probe args %s>" % kname)
 
