@@ -56,6 +56,8 @@ class ExampleResult:
     exact: bool = False
     findings: list = field(default_factory=list)
     seconds: float = 0.0
+    of_bound: float = 0.0     # the largest error as a fraction of its bound (refconv.tolerance.Verdict)
+    ulps: float = 0.0         # the largest distance in ULPs over the elements compared exactly
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -273,7 +275,8 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
     res = ExampleResult(
         "pass", desc, dict(params), n_bad=int(v.n_bad), n_unwritten=n_unwritten, n_border=n_border,
         first_bad=v.first_bad, max_abs=float(v.max_abs), max_rel=float(v.max_rel), exact=bool(v.exact),
-        findings=list(findings), seconds=seconds, message=v.message if not v.ok else "")
+        findings=list(findings), seconds=seconds, message=v.message if not v.ok else "",
+        of_bound=float(v.of_bound), ulps=float(v.ulps))
     return _conclude(res, v.ok, v.message, n_unwritten, unwritten_at=(
         tuple(int(i) for i in np.argwhere(unwritten)[0]) if n_unwritten else None), n_border=n_border,
         findings=findings)
@@ -339,7 +342,7 @@ class _RowChecker:
         self.n_bad = self.n_unwritten = self.n_checked = 0
         self.first_bad = self.first_unwritten = None
         self.first_message = ""
-        self.max_abs = self.max_rel = 0.0
+        self.max_abs = self.max_rel = self.ulps = 0.0
 
     def consume(self, row0: int, block: np.ndarray) -> None:
         """Check rows ``row0 ..`` of the result.  Bitwise equality (NaN for NaN) is the fast path;
@@ -377,6 +380,7 @@ class _RowChecker:
         with np.errstate(all="ignore"):
             v = exact(self.op, exp).check(block)
         self.max_abs, self.max_rel = max(self.max_abs, v.max_abs), max(self.max_rel, v.max_rel)
+        self.ulps = max(self.ulps, v.ulps)
         if v.n_bad:
             if self.first_bad is None:
                 self.first_bad = (int(row), int(v.first_bad[1]))
@@ -434,7 +438,7 @@ def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, 
     total = shape[0] * shape[1]
     res = ExampleResult("pass", desc, dict(params), n_bad=rc.n_bad, n_unwritten=n_unwritten,
                         first_bad=rc.first_bad, max_abs=rc.max_abs, max_rel=rc.max_rel, exact=True,
-                        findings=list(findings), seconds=seconds)
+                        findings=list(findings), seconds=seconds, ulps=rc.ulps)
     # a float poison is a NaN payload no arithmetic makes; an integer one is a value a wrong kernel
     # could write, and row blocks are checked once (no second poison), so say only what is known
     what = "never written (still poison)" if dtype.kind == "f" else \

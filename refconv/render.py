@@ -12,13 +12,14 @@ Rules:
   out (time, then examples, then worst error; a line below says so) — :func:`fitted_table`, which
   ``refconv list`` uses too; reasons, minimised cases and reproducer paths follow below it, one
   per line, printed without folding (``soft_wrap``) so a path can be copied whole;
-* "worst error" is absolute when that number means something on its own (at most 1, or a whole
-  number of units below 2**24, as for integer results, or when the relative error is 100 % or
-  more, as against an expected 0) and relative (``rel``) otherwise: a difference of 2.03e+31
-  between two values near 1e38 says nothing, its relative size does.  A failing row says what
-  the acceptance used (``(exact)``: only the spec's value; ``(bound)``: an error bound) and
-  names failures that are no finite difference (``non-finite``, ``unwritten``, ``border``,
-  ``findings``): :func:`worst_error`.
+* "worst error" says what the verdict used, in units a reader can judge: on a passing row the
+  largest accepted error as a fraction of its error bound (``0.31 of bound``; ``0 (exact)`` when
+  every result was bit-exact), so ``2.03e+31`` between two values near 1e38 reads as the small
+  share of the bound it is; on a failing row the worst rejected error, in ULPs where the
+  acceptance compares exactly (``3 ulp (exact)``) or as a fraction of the bound (``2.4 of
+  bound``), and the failures that are no finite difference by name (``non-finite``,
+  ``unwritten``, ``border``, ``findings``): :func:`worst_error`.  A report written before the
+  fraction was recorded shows the absolute or relative difference (:func:`fmt_err`).
 """
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def esc(s) -> str:
 
 
 def fmt_err(abs_err: float, rel_err: float) -> str:
-    """One accepted or rejected difference, absolute or relative (see the module docstring)."""
+    """One difference, absolute or relative: for a report that records no fraction of the bound
+    (the absolute value when it means something on its own: at most 1, or a whole number below
+    2**24, or a relative error of 100 % or more; else the relative one, ``rel``)."""
     if abs_err != abs_err:
         return "nan"
     if abs_err == 0:
@@ -47,21 +50,47 @@ def fmt_err(abs_err: float, rel_err: float) -> str:
     return f"{rel_err:.3g} rel"
 
 
+def _number(x) -> float | None:
+    """``x`` as a finite float, or None (absent, not a number, NaN or infinite: an older or a
+    hand-edited report)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x or x in (float("inf"), float("-inf")):
+        return None
+    return float(x)
+
+
+def fmt_share(share: float) -> str:
+    """An error as a fraction of its bound: ``0.31 of bound``."""
+    return f"{share:.2g} of bound"
+
+
+def fmt_ulps(ulps: float) -> str:
+    """A distance in units in the last place: ``3 ulp``."""
+    return f"{ulps:.0f} ulp" if ulps < 1e6 else f"{ulps:.3g} ulp"
+
+
 def worst_error(r) -> str:
-    """The "worst error" cell: for a pass, the largest difference the acceptance accepted (``0 (exact)``:
-    every result was bit-exact); for a failure, what the acceptance rejected and what it used:
-    ``(exact)`` when only the spec's value was accepted, ``(bound)`` for an error bound; a
-    failure without a finite difference says what it was (``unwritten``, ``border``,
-    ``non-finite``, ``findings``)."""
+    """The "worst error" cell (see the module docstring): for a pass, the largest accepted error as
+    a fraction of its bound (``0 (exact)``: every result was bit-exact); for a failure, the worst
+    rejected error, ``N ulp (exact)`` where only the spec's value was accepted, ``F of bound``
+    otherwise; a failure without a finite difference says what it was (``non-finite``,
+    ``unwritten``, ``border``, ``findings``)."""
     if r.status == "pass":
-        return fmt_err(r.worst_abs, r.worst_rel)
+        if not r.worst_abs:
+            return "0 (exact)"
+        share = _number(getattr(r, "worst_of_bound", None))
+        return fmt_err(r.worst_abs, r.worst_rel) if share is None else fmt_share(share)
     f = r.failure or {}
     used = " (exact)" if f.get("exact") else " (bound)"
     if f.get("n_bad"):
+        ulps, share = _number(f.get("ulps")), _number(f.get("of_bound"))
+        if ulps:
+            return fmt_ulps(ulps) + " (exact)"
+        if share:
+            return fmt_share(share)
         a = f.get("max_abs", 0.0)
-        if not a or a != a:   # the rejected elements differ by no finite amount: NaN or inf on a side
-            return f"{f['n_bad']} non-finite{used}"
-        return fmt_err(a, f.get("max_rel", 0.0)) + used
+        if ulps is None and share is None and a and a == a:   # a report without them
+            return fmt_err(a, f.get("max_rel", 0.0)) + used
+        return f"{f['n_bad']} non-finite{used}"   # the rejected elements differ by no finite amount
     if f.get("n_unwritten"):
         return f"{f['n_unwritten']} unwritten"
     if f.get("n_border"):

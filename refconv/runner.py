@@ -32,6 +32,7 @@ class VariantResult:
     seconds: float = 0.0
     worst_abs: float = 0.0
     worst_rel: float = 0.0
+    worst_of_bound: float | None = None   # the largest accepted error as a fraction of its bound (None: not checked)
     reason: str = ""
     failure: dict | None = None       # the minimised ExampleResult, as a dict
     largest_case: str = ""            # the passing example with the most input bytes (sizes reached)
@@ -105,7 +106,8 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     option values the backends were configured with) so that its replay re-applies them."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     t0 = time.perf_counter()
-    stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0, "shrink": 0}
+    stats = {"examples": 0, "passed": 0, "invalid": 0, "worst_abs": 0.0, "worst_rel": 0.0, "worst_of_bound": 0.0,
+             "shrink": 0}
     last_fail: dict = {}
     test = _hypothesis_test(variant, prof, _one_example(variant, stats, last_fail, on_example), seed, db, shrink)
     res = VariantResult(variant.id, "pass")
@@ -121,7 +123,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
         res.status, res.reason = "error", f"{type(e).__name__}: {e}".splitlines()[0][:500]
     res.examples, res.passed, res.invalid = stats["examples"], stats["passed"], stats["invalid"]
     res.shrink_examples = stats["shrink"]
-    res.worst_abs, res.worst_rel = stats["worst_abs"], stats["worst_rel"]
+    res.worst_abs, res.worst_rel, res.worst_of_bound = stats["worst_abs"], stats["worst_rel"], stats["worst_of_bound"]
     res.largest_case = stats.get("largest", "")
     res.seconds = time.perf_counter() - t0
     if last_fail:
@@ -146,7 +148,7 @@ def _statistics(res: VariantResult) -> str:
                                              if res.shrink_examples else "") +
             f" ({res.passed} passed, {res.invalid} outside the spec's domain "
             f"rejected) in {res.seconds:.2f}s; "
-            f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}")
+            f"worst accepted error abs={res.worst_abs:.3g} rel={res.worst_rel:.3g}, {res.worst_of_bound:.2g} of the bound")
 
 
 def _one_example(variant: Variant, stats: dict, last_fail: dict, on_example):
@@ -175,6 +177,7 @@ def _one_example(variant: Variant, stats: dict, last_fail: dict, on_example):
             stats["passed"] += 1
             stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
             stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
+            stats["worst_of_bound"] = max(stats["worst_of_bound"], r.of_bound)
             return
         last_fail["problem"], last_fail["params"], last_fail["result"] = problem, params, r
         raise _CaseFailed(r)
@@ -232,6 +235,7 @@ def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: di
             return
         stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
         stats["worst_rel"] = max(stats["worst_rel"], r.max_rel)
+        stats["worst_of_bound"] = max(stats["worst_of_bound"], r.of_bound)
 
 
 #: at most this many examples shrink a failing directed case

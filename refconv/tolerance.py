@@ -117,7 +117,13 @@ def default_mode() -> str:
 
 @dataclass
 class Verdict:
-    """Result of :meth:`Acceptance.check`."""
+    """Result of :meth:`Acceptance.check`.  ``max_abs``: the largest ``|got - expected|`` over the
+    elements where both are finite; ``max_rel``: the same divided by ``|expected|`` where that is
+    not 0 (both capped at the largest float64, so a report never holds ``inf``).  What the verdict
+    used, in units a reader can judge (:func:`shares`): ``of_bound``, the largest error as a
+    fraction of the error bound on its side over the elements with a bound (at most 1 when they
+    are all accepted), and ``ulps``, the largest distance in units in the last place over the
+    elements compared exactly (0 when they are all accepted)."""
 
     ok: bool
     n_bad: int
@@ -126,6 +132,65 @@ class Verdict:
     max_rel: float
     exact: bool
     message: str
+    of_bound: float = 0.0
+    ulps: float = 0.0
+
+
+_F64_MAX = float(np.finfo(np.float64).max)
+
+
+def _ordinal(a: np.ndarray) -> np.ndarray:
+    """Float values as float64 ordinals (consecutive floats of ``a``'s dtype differ by 1; +0 and
+    -0 are both 0); integers as themselves."""
+    if a.dtype.kind != "f":
+        return a.astype(np.float64)
+    i = np.ascontiguousarray(a).view(np.dtype(f"i{a.dtype.itemsize}")).astype(np.int64)
+    top = np.int64(np.iinfo(np.dtype(f"i{a.dtype.itemsize}")).max)
+    return np.where(i < 0, -(i & top), i).astype(np.float64)
+
+
+def _bounds(accepted, got: np.ndarray, expected: np.ndarray):
+    """``(g, e, lo, hi, measurable)``: got, expected and the finite accepted interval as float64
+    positions, and where an element has a finite interval and finite ``got`` and ``expected``.  A
+    wrapping integer set (``[L, H] mod 2**bits``) is measured by offsets from ``L`` modulo
+    ``2**bits``."""
+    f64 = np.float64
+    if isinstance(accepted, FSet):
+        lo, hi = accepted.lo.astype(f64), accepted.hi.astype(f64)
+        g, e = got.astype(f64), expected.astype(f64)
+    elif getattr(accepted, "bits", None) is None:
+        lo, hi = accepted.L.astype(f64), accepted.H.astype(f64)
+        g, e = got.astype(f64), expected.astype(f64)
+    else:
+        m = (1 << accepted.bits) - 1
+        L = accepted.L.astype(np.int64)
+        lo = np.zeros(L.shape, f64)
+        hi = np.minimum(accepted.H.astype(np.int64) - L, m).astype(f64)
+        g = ((got.astype(np.int64) - L) & m).astype(f64)
+        e = ((expected.astype(np.int64) - L) & m).astype(f64)
+    with np.errstate(invalid="ignore"):
+        measurable = accepted.fin & np.isfinite(g) & np.isfinite(e)
+    return g, e, lo, hi, measurable
+
+
+def shares(accepted, got: np.ndarray, expected: np.ndarray) -> tuple[float, float]:
+    """``(of_bound, ulps)`` of ``got`` against ``expected`` and the accepted set (see
+    :class:`Verdict`): per element, the error ``|got - expected|`` over the width of the accepted
+    interval on the side ``got`` lies (``hi - expected`` above, ``expected - lo`` below), computed
+    on halves so that values near the largest float give no overflow; where that width is 0 (an
+    element compared exactly, or one side of a bound that ends at ``expected``) the error is
+    counted in ULPs instead.  Non-finite results are left out (the verdict names them)."""
+    g, e, lo, hi, m = _bounds(accepted, got, expected)
+    with np.errstate(all="ignore"):
+        err = np.abs(g * 0.5 - e * 0.5)
+        width = np.where(g >= e, hi * 0.5 - e * 0.5, e * 0.5 - lo * 0.5)
+        bounded = m & (err > 0) & (width > 0)
+        exact_off = m & (err > 0) & ~(width > 0)
+        of_bound = float(np.max(np.where(bounded, err / np.where(bounded, width, 1.0), 0.0), initial=0.0))
+        ulps = 0.0
+        if exact_off.any():
+            ulps = float(np.max(np.abs(_ordinal(got[exact_off]) - _ordinal(expected[exact_off]))))
+    return min(of_bound, _F64_MAX), ulps
 
 
 class Acceptance:
@@ -158,10 +223,11 @@ class Acceptance:
         with np.errstate(all="ignore"):
             g64, e64 = got.astype(np.float64), exp.astype(np.float64)
             both = np.isfinite(g64) & np.isfinite(e64)
-            d = np.where(both, np.abs(g64 - e64), 0.0)
-            rel = np.where(both & (d > 0), d / np.maximum(np.abs(e64), np.finfo(np.float64).tiny), 0.0)
+            d = np.minimum(np.where(both, np.abs(g64 - e64), 0.0), _F64_MAX)
+            rel = np.minimum(np.where(both & (d > 0) & (e64 != 0), d / np.abs(e64), 0.0), _F64_MAX)
         max_abs = float(d.max()) if d.size else 0.0
         max_rel = float(rel.max()) if rel.size else 0.0
+        of_bound, ulps = shares(self.accepted, got, exp)
         first = None
         kind = "exact" if self.exact else ("within the probabilistic bound" if self.mode == "probabilistic"
                                            else "within the bound")
@@ -170,8 +236,9 @@ class Acceptance:
             msg = (f"{n_bad} of {exp.size} elements not accepted ({kind}); first at {first}: got "
                    f"{fmt_value(got[first])}, accepted {self.accepted.describe(first)}, expected {fmt_value(exp[first])}")
         else:
-            msg = f"all {exp.size} elements accepted ({kind}); max abs diff {max_abs:g}, max rel {max_rel:g}"
-        return Verdict(n_bad == 0, n_bad, first, max_abs, max_rel, self.exact, msg)
+            msg = (f"all {exp.size} elements accepted ({kind}); max abs diff {max_abs:g}, max rel {max_rel:g}, "
+                   f"{of_bound:.2g} of the bound")
+        return Verdict(n_bad == 0, n_bad, first, max_abs, max_rel, self.exact, msg, of_bound, ulps)
 
     def __repr__(self):
         return f"Acceptance({self.op}, shape={self.expected.shape}, dtype={self.expected.dtype}, exact={self.exact})"
