@@ -73,6 +73,11 @@ def _variants_of(name: str) -> tuple:
                 raise TypeError(f"backend {name!r} returned {type(v).__name__}, expected refconv.Variant")
             if v.backend != name:
                 raise ValueError(f"backend {name!r} returned variant {v.id} of backend {v.backend!r}")
+        ids = [v.id for v in vs]
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        if twice:   # two variants under one id: a run would show two rows no one can tell apart
+            raise ValueError(f"backend {name!r} returned the variant id(s) {', '.join(twice)} more than once; "
+                             "accepted: each variant of a backend has its own op/name")
     except Exception as e:  # a broken plugin must not take the others down: see broken()
         _variants_failed[name] = VariantsError(name, e)
         return ()

@@ -186,7 +186,7 @@ class Session:
         """The selected variants; ``UsageError`` when nothing matches the filters and no backend
         that failed to load could account for it."""
         vs = self.selected()
-        if not vs and not registry.broken(self.backend):
+        if not vs and not self.broken():
             raise UsageError(self.no_match())
         return vs
 
@@ -236,8 +236,12 @@ class Session:
                 if not self.backend or fnmatch.fnmatchcase(name, self.backend)}
 
     def broken(self) -> dict[str, str]:
-        """The selected backends that cannot give variants: ``{name: why}``."""
-        return registry.broken(self.backend)
+        """The selected backends that cannot give variants: ``{name: why}``: those ``--backend``
+        matches, and when ``--variant`` globs are given, only those whose variants one of the globs
+        could select (:func:`could_select`), so ``--variant op/other/name`` shows no broken plugin."""
+        globs = [self.variant] if isinstance(self.variant, str) else list(self.variant or [])
+        return {name: why for name, why in registry.broken(self.backend).items()
+                if not globs or any(could_select(g, name) for g in globs)}
 
     @staticmethod
     def availability(v: Variant) -> str | None:
@@ -266,6 +270,18 @@ class Session:
             for name, why in self.broken().items():
                 out.append(f"backend {name} selected by --backend {self.backend!r} cannot be used: {why}")
         return out
+
+
+def could_select(glob: str, backend: str) -> bool:
+    """Whether the ``--variant`` glob ``glob`` could select a variant of ``backend``, whose variants
+    are unknown (it failed to load).  A glob without ``/`` matches variant names: any backend's.  A
+    glob of a full id, ``op/backend/name`` (three parts: each ``/`` of the glob must meet one of the
+    id's two), could only where its middle part matches ``backend``; more parts match no id; two
+    parts (``*/CM_*``) might match any backend's."""
+    parts = glob.split("/")
+    if len(parts) == 3:
+        return fnmatch.fnmatchcase(backend, parts[1])
+    return len(parts) < 3
 
 
 # ----------------------------------------------------------------------------- after a check run
