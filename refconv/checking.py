@@ -191,17 +191,37 @@ def _quiet_fp_warnings():
             yield
 
 
+#: said of a variant whose ``run`` returned an array of the right layout that is not ``out``
+RETURNED_NEW = ("run returned a new array instead of writing into out; the checker judges out, the "
+                "poisoned buffer it passed (docs/plugins.md)")
+
+
+def _result(got, out, shape, dtype):
+    """What the checker judges after ``run`` returned ``got`` into ``out``: ``(array, returned_new)``.
+    ``None``, ``out`` or a view of it is ``out``; an array of another layout is itself (reported as
+    a wrong shape or dtype); a new array of the right layout is ignored: ``out`` is judged, so
+    that elements the kernel never wrote keep their poison and are caught (``returned_new``)."""
+    if got is None or got is out:
+        return out, False
+    got = np.asarray(got)
+    if got.shape != tuple(shape) or got.dtype != dtype:
+        return got, False
+    return out, not np.may_share_memory(got, out)
+
+
 def _run_once(variant: Variant, problem: Problem, params: dict, shape, dtype, poison):
-    """Run ``variant`` into a fresh buffer filled with ``poison``: ``(got, findings, error)``
-    where ``error`` is the one-line message of what it raised (``got`` is then None)."""
+    """Run ``variant`` into a fresh buffer filled with ``poison``: ``(got, findings, error,
+    returned_new)`` where ``error`` is the one-line message of what it raised (``got`` is then
+    None) and ``returned_new`` says that ``run`` returned a new array, not ``out`` (:func:`_result`)."""
     buf = np.full(shape, poison, dtype=dtype)
     with collect() as findings, _quiet_fp_warnings():
         try:
             got = run_variant(variant, problem, buf, params)
         except Exception as e:  # the variant's error, reported not raised
             tb = traceback.format_exception_only(type(e), e)[-1].strip()
-            return None, list(findings), f"raised {tb}"
-    return (buf if got is None else np.asarray(got)), list(findings), None
+            return None, list(findings), f"raised {tb}", False
+    judged, returned_new = _result(got, buf, shape, dtype)
+    return judged, list(findings), None, returned_new
 
 
 def check_example(variant: Variant, problem: Problem, params: dict, acceptance=None,
@@ -235,7 +255,7 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
     expected = np.asarray(acc.expected)
     shape, dtype = expected_output_layout(problem, variant.writes, expected)
     poison = poison_value(dtype, expected)
-    got, findings, err = _run_once(variant, problem, params, shape, dtype, poison)
+    got, findings, err, returned_new = _run_once(variant, problem, params, shape, dtype, poison)
     if keep is not None:
         keep["out"] = got
     if err is not None:
@@ -260,7 +280,7 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
         inner = (...,)
     if dtype.kind in "ui" and kept.any():   # confirm with a second poison (see the docstring)
         poison2 = poison_value(dtype, expected, avoid=(int(poison),))
-        got2, findings2, err2 = _run_once(variant, problem, params, shape, dtype, poison2)
+        got2, findings2, err2, _ = _run_once(variant, problem, params, shape, dtype, poison2)
         findings += findings2
         if err2 is not None:
             return ExampleResult("error", desc, dict(params), findings=findings,
@@ -277,9 +297,16 @@ def check_example(variant: Variant, problem: Problem, params: dict, acceptance=N
         first_bad=v.first_bad, max_abs=float(v.max_abs), max_rel=float(v.max_rel), exact=bool(v.exact),
         findings=list(findings), seconds=seconds, message=v.message if not v.ok else "",
         of_bound=float(v.of_bound), ulps=float(v.ulps))
-    return _conclude(res, v.ok, v.message, n_unwritten, unwritten_at=(
+    return _said_returned_new(_conclude(res, v.ok, v.message, n_unwritten, unwritten_at=(
         tuple(int(i) for i in np.argwhere(unwritten)[0]) if n_unwritten else None), n_border=n_border,
-        findings=findings)
+        findings=findings), returned_new)
+
+
+def _said_returned_new(res: ExampleResult, returned_new: bool) -> ExampleResult:
+    """``res``, its failure led by :data:`RETURNED_NEW` when ``run`` returned a new array."""
+    if returned_new and res.status == "fail":
+        res.message = f"{RETURNED_NEW}; {res.message}"
+    return res
 
 
 def findings_summary(findings) -> str:
@@ -411,11 +438,12 @@ def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, 
         out = np.full(shape, poison, dtype=dtype)
         if keep is not None:
             keep["out"] = out
+    returned_new = False
     with collect() as findings, _quiet_fp_warnings():
         try:
             got = run_variant(variant, problem, out, params)
             if variant.output == "array":
-                got = out if got is None else np.asarray(got)
+                got, returned_new = _result(got, out, shape, dtype)
                 if got.shape != tuple(shape) or got.dtype != dtype:
                     return ExampleResult("fail", desc, dict(params), seconds=time.perf_counter() - t0,
                                          findings=list(findings),
@@ -443,4 +471,5 @@ def _check_by_rows(variant: Variant, problem: Problem, params: dict, desc: str, 
     # could write, and row blocks are checked once (no second poison), so say only what is known
     what = "never written (still poison)" if dtype.kind == "f" else \
         f"hold the poison value {poison} (never written, or written with that wrong value)"
-    return _conclude(res, rc.n_bad == 0, rc.message(total), n_unwritten, unwritten_at, 0, findings, what)
+    return _said_returned_new(_conclude(res, rc.n_bad == 0, rc.message(total), n_unwritten, unwritten_at, 0,
+                                        findings, what), returned_new)
