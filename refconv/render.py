@@ -10,7 +10,8 @@ Rules:
   80-column terminal with every variant id whole on one line, so it can be copied into
   ``--variant``: when the ids are too long for the width, the other columns wrap, then are left
   out (time, then examples, then worst error; a line below says so) — :func:`fitted_table`, which
-  ``refconv list`` uses too; reasons, minimised cases and reproducer paths follow below it, one
+  ``refconv list`` uses too; reasons (one line each, cut at :data:`REASON_LIMIT`
+  characters: the reason leads, the JSON has it whole), minimised cases and reproducer paths follow below it, one
   per line, printed without folding (``soft_wrap``) so a path can be copied whole;
 * "worst error" says what the verdict used, in units a reader can judge: on a passing row the
   largest accepted error as a fraction of its error bound (``0.31 of bound``; ``0 (exact)`` when
@@ -119,12 +120,29 @@ def case_line(r) -> str:
     return Case.join(f.get("descriptor") or "", f.get("params"))
 
 
+#: the most characters of a reason printed on a variant's line below the matrix (and 150 on the
+#: live line): enough for the reason, which leads (a compile error's cause before the kernel's
+#: signature and the compiler's log); the JSON report keeps it whole
+REASON_LIMIT = 400
+
+
+def reason_text(reason, limit: int = REASON_LIMIT) -> str:
+    """``reason`` as one line (its lines and runs of white space joined by one space), cut at
+    ``limit`` characters with what was left out said: a compiler's log of hundreds of lines
+    neither floods the terminal nor pushes the next variant away."""
+    one = " ".join(str(reason).split())
+    if len(one) <= limit:
+        return one
+    return f"{one[:limit].rstrip()} … (+{len(one) - limit} characters: the --json report has the whole reason)"
+
+
 def result_line(r) -> str:
-    """The live one-line result printed when a variant finishes (markup)."""
+    """The live one-line result printed when a variant finishes (markup): the variant id whole,
+    then for a variant that did not pass the start of its reason."""
     col = STYLE.get(r.status, "")
     line = f"[{col}]{r.status:>5}[/] {esc(r.variant)}  {r.examples} ex. {r.seconds:.1f}s"
     if r.status != "pass":
-        line += f"  — {esc(r.reason[:150])}"
+        line += f"  — {esc(reason_text(r.reason, 150))}"
     return line
 
 
@@ -172,14 +190,15 @@ def matrix(ordered, asked: int | None = None, title: str = "refconv check", widt
 
 
 def details(ordered) -> list[str]:
-    """The lines below the matrix (markup): for every variant that did not pass, its reason, its
-    minimised case and its reproducer, each on its own line."""
+    """The lines below the matrix (markup): for every variant that did not pass, its id whole and
+    its reason (one line, :func:`reason_text`), its minimised case and its reproducer, each on its
+    own line."""
     out = []
     for r in ordered:
         if r.status == "pass":
             continue
         col = STYLE.get(r.status, "")
-        out.append(f"[{col}]{r.status}[/] {esc(r.variant)} — {esc(r.reason)}")
+        out.append(f"[{col}]{r.status}[/] {esc(r.variant)} — {esc(reason_text(r.reason))}")
         if r.status in ("fail", "error"):
             case = case_line(r)
             if case:

@@ -1,7 +1,9 @@
 """The worst-error column reads in units a reader can judge (issue 43): a passing row shows the
 largest accepted error as a fraction of its bound, a failing one the rejected error in ULPs (exact
 compare) or as a fraction of the bound; the JSON report has ``worst_of_bound`` and never holds
-``inf`` or ``NaN``, whatever the values (near 1e38, near the largest float64, against a 0)."""
+``inf`` or ``NaN``, whatever the values (near 1e38, near the largest float64, against a 0).  And
+the line below the matrix of a variant that failed: its id whole, then its reason first, on one
+line cut to a readable length (a compile error's cause before the compiler's log)."""
 from __future__ import annotations
 
 import json
@@ -104,3 +106,30 @@ def test_a_run_records_worst_of_bound_and_its_json_is_strict():
     assert render.worst_error(r).endswith(" of bound")
     doc = _strict_json(json_report("ci", 1.0, {}, [r]))
     assert doc["results"][0]["worst_of_bound"] == pytest.approx(r.worst_of_bound)
+
+
+# ----------------------------------------------------------------------------- the reason line
+
+COMPILE_ERROR = ("preflight: [compile-error] ptxas: uses 49156 bytes shared, limit 49152 -- kernel "
+                 "tiled_halo_kernel does not compile for sm_90 with params {'bx': 32, 'by': 32}: "
+                 + "\n".join(f"ptxas info : Function properties for tiled_halo_kernel(array(float32, 2d, C), "
+                             f"array(float32, 2d, C), int64, int64, line {i})" for i in range(60)))
+
+
+def test_a_compile_error_reason_is_printed_first_on_one_line_and_the_id_whole():
+    import io
+
+    from rich.console import Console
+    vid = "filter2d/numba_cuda/SM_CF_coarsened_vectorised_store_with_halo"
+    r = VariantResult(vid, "fail", reason=COMPILE_ERROR, failure={"findings": [{"class": "compile-error"}]})
+    for width in (80, 200):
+        out = io.StringIO()
+        render.print_matrix(Console(file=out, width=width, highlight=False, color_system=None), [r], 1.0)
+        lines = out.getvalue().splitlines()
+        assert any(f"│ {vid} " in ln for ln in lines)                  # the id whole in the matrix
+        line = next(ln for ln in lines if ln.startswith(f"fail {vid} — "))
+        assert line.startswith(f"fail {vid} — preflight: [compile-error] ptxas: uses 49156 bytes shared, limit 49152")
+        assert len(line) < len(vid) + render.REASON_LIMIT + 120 and "the --json report has the whole reason" in line
+    live = render.result_line(r)
+    assert vid in live and "ptxas: uses 49156 bytes shared" in live and "\n" not in live
+    assert render.reason_text("short\n  reason") == "short reason"
