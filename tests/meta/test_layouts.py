@@ -86,3 +86,13 @@ def test_a_variant_that_does_not_declare_them_draws_no_layout_and_refuses_one(mo
     strided = Problem("matvec", {"dtype": "float32", "rows": 3, "cols": 5}, {}, {}, {"m": "pitch1"})
     assert "strided inputs" in outside_support(PLAIN, strided, {})
     assert outside_support(STRIDED, strided, {}) is None
+
+
+def test_a_saved_strided_case_replays_with_its_layouts_from_the_saved_arrays():
+    from refconv.repro import _dec, _enc
+    p = Problem("matvec", {"dtype": "float32", "rows": 4, "cols": 3}, {}, {"m": "random.5", "v": "random.6"},
+                {"m": "pitch2", "v": "step2"})
+    saved = {k: _enc(v) for k, v in p.inputs.items()}          # what a reproducer file holds
+    q = Problem.parse(p.descriptor()).with_inputs({k: _dec(v) for k, v in saved.items()})
+    assert q.inputs["m"].strides == p.inputs["m"].strides == (20, 4)
+    assert all(np.array_equal(q.inputs[k], p.inputs[k]) for k in p.inputs)
