@@ -47,14 +47,17 @@ def env_tolerance() -> str | None:
 
 
 def backend_options() -> list[tuple[str, BackendOption]]:
-    """``(backend name, option)`` for every option an installed backend declares, the first
-    declaration of each ``dest`` winning."""
-    seen: dict[str, tuple[str, BackendOption]] = {}
+    """``(backend names, option)`` for every option an installed backend declares, the first
+    declaration of each ``dest`` winning; the names are those of every backend declaring it,
+    comma-separated (a kernel kit's option: the built-in backend and the plugins on that kit)."""
+    seen: dict[str, BackendOption] = {}
+    names: dict[str, list[str]] = {}
     for name, b in registry.backends().items():
         if isinstance(b, Backend):
             for o in b.options:
-                seen.setdefault(o.dest, (name, o))
-    return list(seen.values())
+                seen.setdefault(o.dest, o)
+                names.setdefault(o.dest, []).append(name)
+    return [(", ".join(names[dest]), o) for dest, o in seen.items()]
 
 
 #: the values a flag option's environment variable accepts (any case), on and off
