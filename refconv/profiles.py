@@ -93,8 +93,9 @@ def get_profile(name: str, examples: int | None = None, timeout: float | None = 
 
 
 def database(spec: str | None = None):
-    """A Hypothesis example database from ``spec`` (a directory, ``redis://...`` or ``none``)."""
-    from hypothesis.database import DirectoryBasedExampleDatabase
+    """A Hypothesis example database from ``spec`` (a directory, ``redis://...`` or ``none``); a
+    directory's records the saves that failed (:class:`refconv.exampledb.CheckedDirectoryDatabase`)."""
+    from .exampledb import CheckedDirectoryDatabase
     spec = spec or os.environ.get("REFCONV_DATABASE") or os.path.join(".refconv", "hypothesis")
     if spec == "none":
         return None
@@ -105,4 +106,4 @@ def database(spec: str | None = None):
         except ImportError as e:  # pragma: no cover - optional extra
             raise ValueError(f"database {spec!r} needs the redis extra: pip install 'hypothesis[redis]' ({e})")
         return RedisExampleDatabase(redis.Redis.from_url(spec))
-    return DirectoryBasedExampleDatabase(spec)
+    return CheckedDirectoryDatabase(spec)

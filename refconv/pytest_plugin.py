@@ -355,6 +355,8 @@ class RefconvItem(pytest.Item):
             r = check_variant(v, st.profile, seed=st.seed, db=st.database_spec(cfg),
                               failures_dir=st.failures(cfg), backend_options=st.bopts)
         preflight.apply(r, found)
+        if r.database_error and r.status == "pass":   # on a failure, its report says it
+            self.warn(pytest.PytestWarning(f"{v.id}: {r.database_error}"))
         self.add_report_section("call", "refconv statistics", f"{v.id}: {r.statistics}")
         self.user_properties.append(("refconv_statistics", f"{v.id}: {r.statistics}"))
         if r.status != "pass":
@@ -374,6 +376,8 @@ class RefconvItem(pytest.Item):
                 lines.append(f"replay: refconv repro {r.reproducer}")
             elif getattr(r, "reproducer_error", None):
                 lines.append(f"reproducer not saved: {r.reproducer_error}")
+            if getattr(r, "database_error", ""):
+                lines.append(r.database_error)
             if r.statistics:
                 lines.append(r.statistics)
             return "\n".join(lines)

@@ -192,10 +192,13 @@ def matrix(ordered, asked: int | None = None, title: str = "refconv check", widt
 def details(ordered) -> list[str]:
     """The lines below the matrix (markup): for every variant that did not pass, its id whole and
     its reason (one line, :func:`reason_text`), its minimised case and its reproducer, each on its
-    own line."""
+    own line; for any variant, the examples its example database could not save."""
     out = []
     for r in ordered:
+        lost = getattr(r, "database_error", "")
         if r.status == "pass":
+            if lost:
+                out.append(f"[yellow]pass[/] {esc(r.variant)} — [red]{esc(lost)}[/]")
             continue
         col = STYLE.get(r.status, "")
         out.append(f"[{col}]{r.status}[/] {esc(r.variant)} — {esc(reason_text(r.reason))}")
@@ -207,6 +210,8 @@ def details(ordered) -> list[str]:
                 out.append(f"     repro: refconv repro {esc(r.reproducer)}")
             elif getattr(r, "reproducer_error", ""):
                 out.append(f"     [red]reproducer not saved: {esc(r.reproducer_error)}[/]")
+        if lost:
+            out.append(f"     [red]{esc(lost)}[/]")
     return out
 
 

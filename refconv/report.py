@@ -116,7 +116,9 @@ def write_junit(path, results, elapsed) -> None:
         vid = VariantId.parse(r.variant)
         lines.append(f'<testcase classname={quoteattr(vid.op + "." + vid.backend)} name={quoteattr(r.variant)} '
                      f'time="{r.seconds:.3f}">')
-        body = json.dumps({"failure": r.failure, "findings": r.findings, "reproducer": r.reproducer}, default=str)
+        body = json.dumps({"failure": r.failure, "findings": r.findings, "reproducer": r.reproducer,
+                           **({"database_error": r.database_error} if getattr(r, "database_error", "") else {})},
+                          default=str)
         if r.status == "fail":
             lines.append(f'<failure message={quoteattr(r.reason[:500])}>{escape(body)}</failure>')
         elif r.status == "error":

@@ -38,6 +38,7 @@ class VariantResult:
     largest_case: str = ""            # the passing example with the most input bytes (sizes reached)
     reproducer: str | None = None     # path of the saved reproducer file
     reproducer_error: str = ""        # why the reproducer could not be saved (the failure stays)
+    database_error: str = ""          # examples the example database could not save, and why
     shrink_examples: int = 0          # examples run while shrinking, after the first failure
     directed: int = 0                 # directed cases run (refconv.directed), before the random draws
     directed_skipped: list = field(default_factory=list)  # directed table rows outside the support
@@ -95,8 +96,8 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                   shrink: bool = True, backend_options: dict | None = None) -> VariantResult:
     """Check ``variant`` against the spec: first its directed cases (:func:`refconv.directed.directed_cases`,
     the same in every run; the first failing one is the failure, unshrunk: it is small already),
-    then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk by its
-    sizes (:func:`_shrink_directed`) when ``shrink``.
+    then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk (its sizes,
+    integer options and launch parameters: :func:`_shrink_directed`) when ``shrink``.
 
     ``on_example(event, result, case)`` is called once with ``("plan", None, n)`` (the examples to
     expect: directed cases plus ``max_examples``; shrinking and rejected draws come on top), then with
@@ -126,6 +127,7 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
     res.worst_abs, res.worst_rel, res.worst_of_bound = stats["worst_abs"], stats["worst_rel"], stats["worst_of_bound"]
     res.largest_case = stats.get("largest", "")
     res.seconds = time.perf_counter() - t0
+    res.database_error = _database_error(test)
     if last_fail:
         r: ExampleResult = last_fail["result"]
         res.status = "error" if r.status == "error" else "fail"
@@ -137,6 +139,12 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                          backend_options)
     res.statistics = _statistics(res)
     return res
+
+
+def _database_error(test) -> str:
+    """What the example database of ``test`` could not save (:mod:`refconv.exampledb`), or ``""``."""
+    line = getattr(getattr(test, "_refconv_database", None), "error_line", None)
+    return line() if line is not None else ""
 
 
 def _statistics(res: VariantResult) -> str:
@@ -197,7 +205,7 @@ def _hypothesis_test(variant: Variant, prof: Profile, one, seed: int | None, db:
         # put the database back: a seeded run replays saved failures first and saves the ones it finds.
         test = hyp_seed(seed)(test)
     key = f"refconv:{variant.id}".encode()
-    store = database(db)
+    store = raw_store = database(db)
     if store is not None and shrink:
         store = _Reshrink(store, key)
     test = settings(max_examples=prof.max_examples, deadline=None, database=store,
@@ -205,13 +213,14 @@ def _hypothesis_test(variant: Variant, prof: Profile, one, seed: int | None, db:
                     print_blob=False, report_multiple_bugs=False,
                     verbosity=Verbosity.quiet)(test)  # refconv reports; no "Falsifying example" or "@seed" advice
     test._hypothesis_internal_database_key = key
+    test._refconv_database = raw_store        # its failed saves are reported (_database_error)
     return test
 
 
 def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: dict, last_fail: dict,
                   shrink: bool, on_example) -> None:
-    """Run the directed cases in order until one fails (kept in ``last_fail``, shrunk by its sizes
-    when ``shrink``, named in ``res.failed_case``); cases outside the spec's domain are skipped."""
+    """Run the directed cases in order until one fails (kept in ``last_fail``, shrunk when
+    ``shrink``, named in ``res.failed_case``); cases outside the spec's domain are skipped."""
     table = directed_cases(variant, prof)
     res.directed_skipped = list(table.skipped)
     if on_example:   # how many examples to expect: the directed cases, then the drawn ones
@@ -228,9 +237,9 @@ def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: di
         if on_example:
             on_example("done", r, None)
         if r.status != "pass":
-            problem, r = (_shrink_directed(variant, dc.problem, dc.params, r, stats, on_example)
-                          if shrink else (dc.problem, r))
-            last_fail["problem"], last_fail["params"], last_fail["result"] = problem, dc.params, r
+            problem, params, r = (_shrink_directed(variant, dc.problem, dc.params, r, stats, on_example)
+                                  if shrink else (dc.problem, dc.params, r))
+            last_fail["problem"], last_fail["params"], last_fail["result"] = problem, params, r
             res.failed_case = dc.label
             return
         stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
@@ -238,51 +247,27 @@ def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: di
         stats["worst_of_bound"] = max(stats["worst_of_bound"], r.of_bound)
 
 
-#: at most this many examples shrink a failing directed case
-DIRECTED_SHRINK_BUDGET = 40
-
-
 def _shrink_directed(variant: Variant, problem, params: dict, result: ExampleResult, stats: dict,
                      on_example=None):
-    """A smaller failing case near a failing directed one: each ranged dim in turn tried at its
-    lower end, half-way and one less, kept while the case still fails the same way (``fail``
-    stays ``fail``, ``error`` stays ``error``) inside the variant's support; the fills, options
-    and launch parameters stay.  At most :data:`DIRECTED_SHRINK_BUDGET` examples, counted as
-    shrinking.  Returns ``(problem, result)``."""
-    from .problem import Problem
-    from .strategies import domain, outside_support
-    from .variant import Range
-    tries, improved = 0, True
-    while improved and tries < DIRECTED_SHRINK_BUDGET:
-        improved = False
-        for k in problem.record.dims:
-            dom = domain(variant, k)
-            cur = problem.dims[k]
-            if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
-                continue
-            for cand in sorted({dom.lo, (dom.lo + cur) // 2, cur - 1}):
-                if cand >= cur or tries >= DIRECTED_SHRINK_BUDGET:
-                    continue
-                try:
-                    smaller = Problem(problem.op, {**problem.dims, k: cand}, problem.options, problem.fills)
-                except ValueError:
-                    continue
-                if outside_support(variant, smaller, params) is not None:
-                    continue
-                if on_example:
-                    on_example("start", None, str(Case(smaller, params)))
-                try:
-                    r = check_example(variant, smaller, params)
-                except InvalidProblem:
-                    continue
-                tries += 1
-                stats["shrink"] += 1
-                if on_example:
-                    on_example("done", r, None)
-                if r.status == result.status:
-                    problem, result, improved = smaller, r, True
-                    break
-    return problem, result
+    """A smaller case near a failing directed one that still fails the same way: its sizes, integer
+    options and launch parameters moved toward their simplest values, together and one by one
+    (:func:`refconv.directed_shrink.shrink_case`); each candidate is counted as shrinking.
+    Returns ``(problem, params, result)``."""
+    from .directed_shrink import shrink_case
+
+    def run(p, prm):
+        if on_example:
+            on_example("start", None, str(Case(p, prm)))
+        try:
+            r = check_example(variant, p, prm)
+        except InvalidProblem:
+            return None
+        stats["shrink"] += 1
+        if on_example:
+            on_example("done", r, None)
+        return r
+    p, prm, r = shrink_case(variant, problem, params, result.status, run)
+    return (p, prm, r) if r is not None else (problem, params, result)
 
 
 def save_or_note(res: VariantResult, failures_dir: str, variant: Variant, problem, params: dict,
