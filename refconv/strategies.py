@@ -341,10 +341,23 @@ def _output_elements(problem: Problem) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
+def _laid_out_elements(shape, token: str | None) -> int:
+    """Elements an input of ``shape`` holds in memory: once logically, and once more in its
+    strided layout (a row pitch's or a step's wider rows, the transposed copy)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if not token or not shape:
+        return n
+    w = int(shape[-1])
+    k = int("".join(ch for ch in token if ch.isdigit()) or 1)
+    wide = w + k if token.startswith("pitch") else w * k
+    return n + (n // w * wide if w else 0)
+
+
 def host_bytes(problem: Problem, variant: Variant | None = None) -> int:
-    """An upper estimate of the host memory one check of ``problem`` holds: the inputs, and the
-    output buffer unless ``variant`` streams it (``output="rows"``), at 8 bytes an element."""
-    n = sum(int(np.prod(s, dtype=np.int64)) for s in problem.input_shapes().values())
+    """An upper estimate of the host memory one check of ``problem`` holds: the inputs (twice
+    for a strided layout: the logical array and the wider one it is a view of), and the output
+    buffer unless ``variant`` streams it (``output="rows"``), at 8 bytes an element."""
+    n = sum(_laid_out_elements(s, problem.layouts.get(name)) for name, s in problem.input_shapes().items())
     if variant is None or variant.output != "rows":
         n += _output_elements(problem)
     return 8 * n

@@ -96,3 +96,11 @@ def test_a_saved_strided_case_replays_with_its_layouts_from_the_saved_arrays():
     q = Problem.parse(p.descriptor()).with_inputs({k: _dec(v) for k, v in saved.items()})
     assert q.inputs["m"].strides == p.inputs["m"].strides == (20, 4)
     assert all(np.array_equal(q.inputs[k], p.inputs[k]) for k in p.inputs)
+
+
+def test_the_host_memory_estimate_counts_a_strided_layouts_wider_array():
+    from refconv.strategies import host_bytes
+    dims = {"dtype": "float32", "rows": 10, "cols": 10}
+    plain = host_bytes(Problem("matvec", dims))
+    assert host_bytes(Problem("matvec", dims, {}, {}, {"m": "step3"})) == plain + 8 * 10 * 30
+    assert host_bytes(Problem("matvec", dims, {}, {}, {"m": "t", "v": "step2"})) == plain + 8 * (100 + 20)
