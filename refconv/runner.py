@@ -96,8 +96,8 @@ def check_variant(variant: Variant, profile: Profile | str = "ci", *, seed: int 
                   shrink: bool = True, backend_options: dict | None = None) -> VariantResult:
     """Check ``variant`` against the spec: first its directed cases (:func:`refconv.directed.directed_cases`,
     the same in every run; the first failing one is the failure, unshrunk: it is small already),
-    then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk by its
-    sizes (:func:`_shrink_directed`) when ``shrink``.
+    then ``profile.max_examples`` Hypothesis examples.  A failing directed case is shrunk (its sizes,
+    integer options and launch parameters: :func:`_shrink_directed`) when ``shrink``.
 
     ``on_example(event, result, case)`` is called once with ``("plan", None, n)`` (the examples to
     expect: directed cases plus ``max_examples``; shrinking and rejected draws come on top), then with
@@ -219,8 +219,8 @@ def _hypothesis_test(variant: Variant, prof: Profile, one, seed: int | None, db:
 
 def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: dict, last_fail: dict,
                   shrink: bool, on_example) -> None:
-    """Run the directed cases in order until one fails (kept in ``last_fail``, shrunk by its sizes
-    when ``shrink``, named in ``res.failed_case``); cases outside the spec's domain are skipped."""
+    """Run the directed cases in order until one fails (kept in ``last_fail``, shrunk when
+    ``shrink``, named in ``res.failed_case``); cases outside the spec's domain are skipped."""
     table = directed_cases(variant, prof)
     res.directed_skipped = list(table.skipped)
     if on_example:   # how many examples to expect: the directed cases, then the drawn ones
@@ -237,9 +237,9 @@ def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: di
         if on_example:
             on_example("done", r, None)
         if r.status != "pass":
-            problem, r = (_shrink_directed(variant, dc.problem, dc.params, r, stats, on_example)
-                          if shrink else (dc.problem, r))
-            last_fail["problem"], last_fail["params"], last_fail["result"] = problem, dc.params, r
+            problem, params, r = (_shrink_directed(variant, dc.problem, dc.params, r, stats, on_example)
+                                  if shrink else (dc.problem, dc.params, r))
+            last_fail["problem"], last_fail["params"], last_fail["result"] = problem, params, r
             res.failed_case = dc.label
             return
         stats["worst_abs"] = max(stats["worst_abs"], r.max_abs)
@@ -247,51 +247,27 @@ def _run_directed(variant: Variant, prof: Profile, res: VariantResult, stats: di
         stats["worst_of_bound"] = max(stats["worst_of_bound"], r.of_bound)
 
 
-#: at most this many examples shrink a failing directed case
-DIRECTED_SHRINK_BUDGET = 40
-
-
 def _shrink_directed(variant: Variant, problem, params: dict, result: ExampleResult, stats: dict,
                      on_example=None):
-    """A smaller failing case near a failing directed one: each ranged dim in turn tried at its
-    lower end, half-way and one less, kept while the case still fails the same way (``fail``
-    stays ``fail``, ``error`` stays ``error``) inside the variant's support; the fills, options
-    and launch parameters stay.  At most :data:`DIRECTED_SHRINK_BUDGET` examples, counted as
-    shrinking.  Returns ``(problem, result)``."""
-    from .problem import Problem
-    from .strategies import domain, outside_support
-    from .variant import Range
-    tries, improved = 0, True
-    while improved and tries < DIRECTED_SHRINK_BUDGET:
-        improved = False
-        for k in problem.record.dims:
-            dom = domain(variant, k)
-            cur = problem.dims[k]
-            if not isinstance(dom, Range) or not isinstance(cur, int) or cur <= dom.lo:
-                continue
-            for cand in sorted({dom.lo, (dom.lo + cur) // 2, cur - 1}):
-                if cand >= cur or tries >= DIRECTED_SHRINK_BUDGET:
-                    continue
-                try:
-                    smaller = Problem(problem.op, {**problem.dims, k: cand}, problem.options, problem.fills)
-                except ValueError:
-                    continue
-                if outside_support(variant, smaller, params) is not None:
-                    continue
-                if on_example:
-                    on_example("start", None, str(Case(smaller, params)))
-                try:
-                    r = check_example(variant, smaller, params)
-                except InvalidProblem:
-                    continue
-                tries += 1
-                stats["shrink"] += 1
-                if on_example:
-                    on_example("done", r, None)
-                if r.status == result.status:
-                    problem, result, improved = smaller, r, True
-                    break
-    return problem, result
+    """A smaller case near a failing directed one that still fails the same way: its sizes, integer
+    options and launch parameters moved toward their simplest values, together and one by one
+    (:func:`refconv.directed_shrink.shrink_case`); each candidate is counted as shrinking.
+    Returns ``(problem, params, result)``."""
+    from .directed_shrink import shrink_case
+
+    def run(p, prm):
+        if on_example:
+            on_example("start", None, str(Case(p, prm)))
+        try:
+            r = check_example(variant, p, prm)
+        except InvalidProblem:
+            return None
+        stats["shrink"] += 1
+        if on_example:
+            on_example("done", r, None)
+        return r
+    p, prm, r = shrink_case(variant, problem, params, result.status, run)
+    return (p, prm, r) if r is not None else (problem, params, result)
 
 
 def save_or_note(res: VariantResult, failures_dir: str, variant: Variant, problem, params: dict,
