@@ -50,13 +50,16 @@ class RowTask:
     peers: str = "auto"
 
     def failed(self, status: str) -> Row:
-        """This task's row, not computed: ``status`` says why (a hang, a crash, an error)."""
+        """This task's row, not computed: ``status`` says why (a hang, a crash, an error); for
+        ``peers``, each peer the listing would have given, skipped with that reason."""
         op = Problem.parse(self.problem).op
         if self.kind == "variant":
             return Row.of_variant(self.target, status)
         if self.kind == "peer":
             lib = next((p.library for p in peers_mod.all_peers() if p.op == op and p.name == self.target), "")
             return Row("peer", op, status, name=self.target, library=lib)
+        if self.kind == "peers":   # the listing itself failed: each peer it would list, skipped with why
+            return [(p.name, f"not listed: {status}") for p in peers_mod.named(op, self.peers)]
         return Row(self.kind, op, status)
 
 
@@ -189,11 +192,12 @@ class WorkerRows:
             if msg != ("ready",):
                 why = ("the worker did not start within " f"{max(self.timeout, IDLE_LIMIT):g}s"
                        if msg == "timeout" else crash_reason(self.proc.exitcode))
-                return self._failed(task, f"error: {why}") if task.kind != "peers" else []
+                return self._failed(task, f"error: {why}")
         self.conn.send(task)
         note, doing = None, ""
         while True:
-            msg = self._recv(self.timeout)                       # each phase gets the whole limit
+            # each phase gets the whole limit; listing the peers imports their libraries, as a start-up does
+            msg = self._recv(max(self.timeout, IDLE_LIMIT) if task.kind == "peers" else self.timeout)
             if isinstance(msg, tuple) and msg[0] == "crash":     # what the kernel raised, then it exits
                 note = msg[1]
                 continue
@@ -211,7 +215,7 @@ class WorkerRows:
             _, out, bw = msg
             self._bandwidth.update({k: v for k, v in bw.items() if v is not None or k not in self._bandwidth})
             return out
-        return [] if task.kind == "peers" else out
+        return out
 
     def measured(self) -> dict:
         """Every copy bandwidth a worker of this run measured (key -> measurement), for the report."""
