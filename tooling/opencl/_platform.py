@@ -10,7 +10,9 @@ So that one process sees every installed platform, the first platform query poin
 and NVIDIA's ICD libraries where they are installed but not registered (an ``OCL_ICD_VENDORS``
 already set by the user is kept as is).  Oclgrind's checks are switched on through its
 environment variables before any platform is created (``OCLGRIND_DATA_RACES=1``,
-``OCLGRIND_CHECK_API=1``; a value the user set wins).
+``OCLGRIND_CHECK_API=1``; a value the user set wins).  pyopencl's and PoCL's caches get a folder
+they can write: a read-only ``HOME`` moves them to a private folder in the temporary directory (or
+turns them off), said in one line on stderr (:func:`_setup_cache`).
 
 The selected target is process-wide state: refconv configures it in every worker through the
 backends' ``configure`` (the built-in ``opencl`` backend's, and a plugin's that uses
@@ -22,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import stat
+import sys
 import tempfile
 import threading
 
@@ -46,12 +50,79 @@ class OpenCLUnavailable(RuntimeError):
     """The asked-for OpenCL target is not installed here (the message names what is)."""
 
 
+def _writable(d: str) -> str | None:
+    """Why files cannot be created in directory ``d`` (created when missing), or None."""
+    try:
+        os.makedirs(d, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=d, prefix=".refconv-probe-")
+        os.close(fd)
+        os.unlink(name)
+        return None
+    except OSError as e:
+        return e.strerror or str(e)
+
+
+def _cache_base() -> str:
+    """The folder under which pyopencl (its compiler and invoker caches) and PoCL keep their
+    caches: ``XDG_CACHE_HOME``, else ``~/.cache``."""
+    return os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+
+
+def _private_cache() -> str | None:
+    """A cache folder only this user can write: ``refconv-cache-<uid>`` in the temporary directory
+    (kept between runs) when it is this user's own directory and nobody else may write in it (a
+    cache of compiled programs must not be another user's), else a fresh one; None when the
+    temporary directory cannot be written either."""
+    d = os.path.join(tempfile.gettempdir(), f"refconv-cache-{os.getuid()}")
+    try:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.lstat(d)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022 and _writable(d) is None:
+            return d
+    except OSError:
+        pass
+    try:
+        return tempfile.mkdtemp(prefix="refconv-cache-")
+    except OSError:
+        return None
+
+
+def _setup_cache() -> None:
+    """Give pyopencl and PoCL a cache they can write, before pyopencl is imported.  With ``HOME``
+    read-only (and no writable ``XDG_CACHE_HOME``) pyopencl's compiler cache fails, and pyopencl
+    then raises ``KeyError: 'PYOPENCL_CACHE_FAILURE_FATAL'`` for every build (it reads that
+    variable without a default), and PoCL may not start at all.  So when the cache folder cannot
+    be written, ``XDG_CACHE_HOME`` is pointed at a private folder in the temporary directory
+    (inherited by the workers, which then need no change), or, when there is none, the caches are
+    turned off (``PYOPENCL_NO_CACHE``, ``POCL_KERNEL_CACHE=0``); either is said in one line on
+    stderr.  ``PYOPENCL_CACHE_FAILURE_FATAL`` is given its default (empty: a cache failure is a
+    warning and the program is built from source), unless the user set it."""
+    os.environ.setdefault("PYOPENCL_CACHE_FAILURE_FATAL", "")
+    if os.environ.get("PYOPENCL_NO_CACHE", "").lower() in ("1", "true", "yes", "on"):
+        return
+    base = _cache_base()
+    why = _writable(base)
+    if why is None:
+        return
+    private = _private_cache()
+    if private is not None:
+        os.environ["XDG_CACHE_HOME"] = private
+        now = f"OpenCL caches (pyopencl, PoCL) go to {private} (XDG_CACHE_HOME; set it to choose)"
+    else:
+        os.environ["PYOPENCL_NO_CACHE"] = "1"
+        os.environ.setdefault("POCL_KERNEL_CACHE", "0")
+        now = "OpenCL caches (pyopencl, PoCL) are off (no writable temporary directory either)"
+    print(f"refconv: cache folder {base} cannot be written ({why}): {now}", file=sys.stderr, flush=True)
+
+
 def _setup_icd() -> None:
-    """Make every installed OpenCL implementation visible and switch Oclgrind's checks on; runs
-    once, before the first platform query."""
+    """Make every installed OpenCL implementation visible, switch Oclgrind's checks on and give
+    the caches a writable folder (:func:`_setup_cache`); runs once, before the first platform
+    query."""
     if _state["icd_done"]:
         return
     _state["icd_done"] = True
+    _setup_cache()
     for k, v in OCLGRIND_ENV.items():
         os.environ.setdefault(k, v)
     if os.environ.get("OCL_ICD_VENDORS"):
