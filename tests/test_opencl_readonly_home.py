@@ -71,8 +71,10 @@ def test_a_writable_cache_folder_is_left_alone(tmp_path, monkeypatch, capsys):
     from refconv.tooling.opencl import _platform
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("PYOPENCL_NO_CACHE", raising=False)
+    monkeypatch.setenv("PYOPENCL_CACHE_FAILURE_FATAL", "1")       # the user's choice is kept
     _platform._setup_cache()
     assert os.environ["XDG_CACHE_HOME"] == str(tmp_path / "cache") and "PYOPENCL_NO_CACHE" not in os.environ
+    assert os.environ["PYOPENCL_CACHE_FAILURE_FATAL"] == "1"
     assert capsys.readouterr().err == ""
 
 
