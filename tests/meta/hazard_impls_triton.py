@@ -267,7 +267,7 @@ def _scratch_run(name, SKIP_LAST):
         m, v = (np.ascontiguousarray(problem.inputs[k]) for k in "mv")
         R, C = m.shape
         nb = kit.cdiv(C, B)
-        work = kit.scratch(nb * R * 4, np.float32, name="work")
+        work = kit.scratch(nb * R * 4, np.float32)
         kit.launch(block_partials, (kit.cdiv(R, B), nb), m, v, work, R, C, nb, what=f"matvec/trihazards/{name}",
                    B=B, SKIP_LAST=SKIP_LAST)
         return kit.launch(sum_partials, (kit.cdiv(R, B),), work, kit.OUT, R, nb, out=out,

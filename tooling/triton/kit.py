@@ -329,13 +329,13 @@ class Scratch:
     load of an element no launch of the run has stored is an ``uninitialized-read``; stores into
     it are allowed (an input's are ``write-to-input``).  :meth:`numpy` reads it back."""
 
-    def __init__(self, nbytes: int, dtype=np.uint8, name: str = "scratch"):
+    def __init__(self, nbytes: int, dtype=np.uint8):
         dtype = np.dtype(dtype)
         nbytes = int(nbytes)
         if nbytes < 0 or nbytes % dtype.itemsize:
             raise ValueError(f"scratch({nbytes}, {dtype}): nbytes must be a non-negative multiple of the "
                              f"element size {dtype.itemsize}")
-        self.dtype, self.nbytes, self.name = dtype, nbytes, name
+        self.dtype, self.nbytes = dtype, nbytes
         self.size = nbytes // dtype.itemsize
         self._host = None        # (guarded view, raw allocation, written bytes) under the interpreter
         self._device = None      # a torch CUDA tensor on the GPU
@@ -366,14 +366,15 @@ class Scratch:
         return (self.host()[0] if interpreted() else self._fill()).copy()
 
     def __repr__(self):
-        return f"Scratch({self.nbytes}, {self.dtype}, name={self.name!r})"
+        return f"Scratch({self.nbytes}, {self.dtype})"
 
 
-def scratch(nbytes: int, dtype=np.uint8, name: str = "scratch") -> Scratch:
+def scratch(nbytes: int, dtype=np.uint8) -> Scratch:
     """An uninitialised read-write work buffer of ``nbytes`` bytes, ``dtype`` elements, for
     :func:`launch` (the Triton twin of ``refconv.opencl.scratch(nbytes)``): see :class:`Scratch`.
-    Make it inside ``run``, once per run, and pass it to every launch that shares it."""
-    return Scratch(nbytes, dtype, name)
+    Make it inside ``run``, once per run, and pass it to every launch that shares it; findings
+    name it by the kernel parameter it is passed as, like any buffer."""
+    return Scratch(nbytes, dtype)
 
 
 class Strided:
