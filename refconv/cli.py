@@ -23,6 +23,7 @@ from .commands.replay import cmd_repro
 from .commands.specs import cmd_specs
 from .console import err_console
 from .errors import UsageError
+from .procs import MIN_TIMEOUT
 from .profiles import PROFILES
 from .render import esc
 from .report import write_junit  # noqa: F401  (re-exported: refconv.cli.write_junit)
@@ -33,17 +34,19 @@ __all__ = ["main", "build_parser", "session_from", "UsageError", "worker_count",
 
 # ----------------------------------------------------------------------------- argument types
 
-def _seconds(flag: str, zero_ok: bool):
-    """argparse type: a finite number of seconds, > 0 (>= 0 when ``zero_ok``)."""
+def _seconds(flag: str, zero_ok: bool, least: float = 0.0):
+    """argparse type: a finite number of seconds, > 0 (>= 0 when ``zero_ok``), and >= ``least``
+    when one is given."""
     def parse(text: str) -> float:
         try:
             v = float(text)
         except ValueError:
             v = float("nan")
-        if not (v == v and v not in (float("inf"), float("-inf"))) or v < 0 or (v == 0 and not zero_ok):
+        finite = v == v and v not in (float("inf"), float("-inf"))
+        if not finite or v < 0 or (v == 0 and not zero_ok) or 0 < v < least:
             raise argparse.ArgumentTypeError(
                 f"{text!r} not accepted; accepted: a finite number of seconds "
-                f"{'>= 0' if zero_ok else '> 0'}")
+                + (f">= {least:g} (the least a hang can be judged by)" if least else '>= 0' if zero_ok else '> 0'))
         return v
     return parse
 
@@ -116,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--examples", type=_count("--examples", 1, MAX_EXAMPLES),
                    help=f"examples per variant, 1 to {MAX_EXAMPLES} (overrides the profile)")
     p.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible run")
-    p.add_argument("--timeout", type=_seconds("--timeout", zero_ok=False),
+    p.add_argument("--timeout", type=_seconds("--timeout", zero_ok=False, least=MIN_TIMEOUT),
                    help="seconds one example may run before it counts as a hang")
     p.add_argument("--hang-shrink", type=_seconds("--hang-shrink", zero_ok=True), metavar="SECONDS",
                    help="time allowed to shrink each hanging or crashing case from outside the worker "

@@ -14,11 +14,11 @@ The same search shrinks a *crash* (the worker died: a signal, ``os._exit``, or `
 ``KeyboardInterrupt`` raised by the variant, see :mod:`refconv.pool`) with ``target=CRASH``: a
 candidate is kept when its worker dies, whatever the signal or exit status.
 
-Each candidate runs once (:func:`refconv.checking.check_example`) in a worker process under a
-time limit.  A candidate *hangs* when it is still running at the limit, judged as the check
-judges an example (on the worker's CPU time; one blocked without using CPU at 5 × the limit of
-wall time: :class:`refconv.procs.ExampleClock`); one that returns, fails or raises does not, and
-is rejected.  The limit counts only the candidate itself: the worker
+Each candidate runs once (:func:`refconv.checking.check_example`) in a worker process
+(:mod:`refconv.worker`) under a time limit.  A candidate *hangs* when it is still running at the
+limit, judged as the check judges an example (on the worker's CPU time; one blocked without using
+CPU at about 2 × the limit of wall time: :class:`refconv.procs.ExampleClock`); one that returns,
+fails or raises does not, and is rejected.  The limit counts only the candidate itself: the worker
 first imports everything and computes the spec's result for the original case (a warm-up), says
 ``ready``, and acknowledges each candidate before running it; start-up has its own generous
 limit (``start_timeout``), so a loaded machine cannot make a slow start look like a hang.
@@ -40,8 +40,6 @@ worker start per hanging or crashing candidate, each bounded by ``start_timeout`
 """
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -74,110 +72,75 @@ class ShrinkResult:
         return str(Case(self.problem, self.params))
 
 
-def _attempt_worker(conn, backend_options: dict, env: dict, variant_id: str, warm_case: str | None,
-                    tolerance: str | None = None) -> None:
-    from .procs import exit_like, start_own_group
-    start_own_group()
-    os.environ.update(env)
-    from .checking import InvalidProblem, acceptance_for, check_example
-    from .session import configure_backends
-    from .registry import get
-    from .tolerance import set_mode
-    configure_backends(backend_options)
-    set_mode(tolerance)
-    v = get(variant_id)
-    if warm_case:  # import and run the spec's code path once, outside any candidate's time limit
+def _attempter(send, variant_id: str, warm_case: str | None):
+    """The worker's ``setup`` (:mod:`refconv.worker`): a candidate ``(descriptor, params)`` is
+    acknowledged with ``("started",)``, run once, and answered with ``(RETURNED, status)`` (a
+    return, a failure or an exception: not a hang) or ``("invalid", why)``."""
+    from .checking import InvalidProblem, check_example
+    from .worker import warm_variant
+    v = warm_variant(variant_id, warm_case)
+
+    def attempt(task):
+        desc, params = task
+        send(("started",))
         try:
-            acceptance_for(Problem.parse(warm_case))
-        except Exception:  # noqa: BLE001 - only a warm-up
-            pass
-    conn.send(("ready",))
-    while True:
-        msg = conn.recv()
-        if msg is None:
-            return
-        desc, params = msg
-        conn.send(("started",))
-        try:
-            r = check_example(v, Problem.parse(desc), params)
-            conn.send((RETURNED, r.status))
+            return (RETURNED, check_example(v, Problem.parse(desc), params).status)
         except InvalidProblem as e:
-            conn.send(("invalid", str(e)))
+            return ("invalid", str(e))
         except Exception as e:  # noqa: BLE001 - any return is "not a hang"
-            conn.send((RETURNED, f"raised {type(e).__name__}"))
-        except (KeyboardInterrupt, SystemExit) as e:  # raised by the variant: its worker dies, a crash
-            exit_like(e)
+            return (RETURNED, f"raised {type(e).__name__}")
+    return attempt
 
 
 class _Runner:
-    """One worker process at a time; replaced after a hang or a crash.  ``last_crash``: the exit
-    description (``signal 11 SIGSEGV``) of the last candidate that crashed."""
+    """One worker process at a time (:class:`refconv.worker.Worker`); replaced after a hang or a
+    crash."""
 
     def __init__(self, variant_id, backend_options, env, start_timeout=300.0, warm_case=None, tolerance=None):
-        self.variant_id = variant_id
-        self.args = (backend_options, env, variant_id, warm_case, tolerance)
+        self.variant_id, self.warm_case = variant_id, warm_case
+        self.options = dict(backend_options=backend_options, env=env, tolerance=tolerance)
         self.start_timeout = start_timeout
-        self.ctx = mp.get_context("spawn")
-        self.proc = self.conn = None
-        self.last_crash: str | None = None
+        self.worker = None
         self.startup_seconds = 0.0  # time spent starting workers (not charged to the budget)
 
     def _start(self):
+        from .worker import Ended, Worker
         t0 = time.monotonic()
         try:
-            self._spawn()
+            w = Worker(_attempter, self.variant_id, self.warm_case, **self.options, start_limit=self.start_timeout,
+                       start_says=f"hang shrink: the worker for {self.variant_id} did not start in "
+                                  f"{self.start_timeout:g}s")
+            got = w.wait()
+            if isinstance(got, Ended):
+                raise RuntimeError(got.reason if got.kind == HANG else f"hang shrink: the worker for "
+                                   f"{self.variant_id} died while starting (exit code {got.exitcode})")
+            self.worker = w
         finally:
             self.startup_seconds += time.monotonic() - t0
 
-    def _spawn(self):
-        self.conn, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=_attempt_worker, args=(child, *self.args), daemon=True)
-        from .procs import start_worker
-        start_worker(self.proc)
-        child.close()
-        if not self.conn.poll(self.start_timeout):
-            self.close()
-            raise RuntimeError(f"hang shrink: the worker for {self.variant_id} did not start in {self.start_timeout:g}s")
-        try:
-            self.conn.recv()
-        except EOFError:
-            self.proc.join(5)
-            code = self.proc.exitcode
-            self.close()
-            raise RuntimeError(f"hang shrink: the worker for {self.variant_id} died while starting (exit code {code})")
-
-    def _died(self) -> str:
-        from .procs import describe_exit
-        self.proc.join(5)
-        self.last_crash = describe_exit(self.proc.exitcode)
-        self.close()
-        return CRASH
-
     def run(self, problem: Problem, params: dict, limit: float) -> str:
         """Run one candidate: ``HANG`` (still running after ``limit`` seconds, counted from the worker's
-        acknowledgement and judged as the check judges an example: :class:`refconv.procs.ExampleClock`), ``CRASH`` (the worker died), ``RETURNED`` or ``"invalid"``."""
-        if self.proc is None or not self.proc.is_alive():
+        acknowledgement and judged as the check judges an example: :class:`refconv.procs.ExampleClock`),
+        ``CRASH`` (the worker died), ``RETURNED`` or ``"invalid"``."""
+        from .worker import Ended
+        if self.worker is None or not self.worker.proc.is_alive():
             self._start()
-        try:
-            self.conn.send((problem.descriptor(), params))
-            if not self.conn.poll(self.start_timeout):  # the acknowledgement: the candidate starts now
-                self.close()
-                return HANG
-            self.conn.recv()
-            from .procs import ExampleClock
-            clock = ExampleClock(self.proc.pid)  # judged on CPU time, as in the check (refconv.pool)
-            while not clock.hang(limit):
-                if self.conn.poll(0.05):
-                    return self.conn.recv()[0]
-        except (EOFError, OSError):  # the worker died: a crash
-            return self._died()
-        self.close()
-        return HANG
+        w = self.worker
+        w.idle(self.start_timeout, HANG)       # the acknowledgement: the candidate starts now
+        w.send((problem.descriptor(), params))
+        got = w.wait()
+        if not isinstance(got, Ended):
+            w.example(limit)                   # judged on CPU time, as in the check (refconv.pool)
+            got = w.wait()
+        if isinstance(got, Ended):            # killed: a hang, or it died: a crash
+            self.worker = None
+            return HANG if got.kind == "hang" else CRASH
+        return got[0]
 
     def close(self):
-        from .procs import kill_worker
-        kill_worker(self.proc)
-        self.proc = self.conn = None
+        if self.worker is not None:
+            self.worker.kill()
+        self.worker = None
 
 
 def _ladder(lo: int, cur: int) -> list[int]:

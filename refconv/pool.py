@@ -3,7 +3,8 @@ per variant, and a variant whose example runs past the per-example time limit is
 ``error`` (hang) while the run carries on with the others.
 
 Workers are started with the ``spawn`` method (GPU runtimes do not survive ``fork``);
-each receives the backend options and configures its backends before checking.  A worker sends
+each receives the backend options and configures its backends before checking (the one worker
+process of refconv, :mod:`refconv.worker`, whose poll loop applies the rules below).  A worker sends
 ``start``/``done`` events for every example; the parent kills a worker whose current example has
 run longer than ``timeout`` seconds, records the hang with the example's one-line case, and
 starts a fresh worker for the remaining variants.
@@ -21,10 +22,11 @@ Rules the parent applies (see :func:`run_jobs`):
 * **Crash.**  A worker that dies (its pipe reaches EOF, or the process is gone) while a variant is
   being checked is reported at once as ``crash: worker died (signal 11 SIGSEGV)`` or
   ``crash: worker died (exit 3)``, with the case that was running.  A variant that raises
-  ``KeyboardInterrupt`` or ``SystemExit`` ends its worker the same way (:func:`exit_like`).
-* **Process group.**  Every worker starts its own session (:func:`start_own_group`); killing a
-  worker kills its whole process group (:func:`kill_worker`), so processes a variant started die
-  with it.  On Linux a worker also dies with the parent (``PR_SET_PDEATHSIG``), so a parent
+  ``KeyboardInterrupt`` or ``SystemExit`` ends its worker the same way
+  (:func:`refconv.procs.exit_like`).
+* **Process group.**  Every worker starts its own session (:func:`refconv.procs.start_own_group`);
+  killing a worker kills its whole process group (:func:`refconv.procs.kill_worker`), so processes
+  a variant started die with it.  On Linux a worker also dies with the parent (``PR_SET_PDEATHSIG``), so a parent
   killed by SIGKILL leaves no worker behind.
 * **Interrupt.**  If the parent is interrupted (Ctrl-C, or SIGTERM turned into
   :class:`refconv.procs.Terminated` by the front end), every worker is killed, with its process
@@ -33,16 +35,15 @@ Rules the parent applies (see :func:`run_jobs`):
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 from .case import Case
-from .procs import (IDLE_LIMIT, ExampleClock, crash_reason, exit_like, kill_worker,  # noqa: F401
-                    start_own_group, start_worker, worker_env)
+from .procs import IDLE_LIMIT, kill_worker, worker_env
 from .runner import VariantResult
 from .session import configure_backends  # noqa: F401  (re-exported: refconv.pool.configure_backends)
+from .worker import Ended, Worker
 
 
 @dataclass
@@ -60,56 +61,43 @@ class Job:
     tolerance: str | None = None
 
 
-def _worker(conn, backend_options: dict, env: dict) -> None:
-    start_own_group()
-    os.environ.update(env)
-    configure_backends(backend_options)
+def _checker(send, backend_options: dict):
+    """The worker's ``setup`` (:mod:`refconv.worker`): a :class:`Job` is answered with
+    ``("result", variant_id, VariantResult)``, after ``plan``/``start``/``done`` events per example."""
     from .profiles import get_profile
     from .registry import get
     from .runner import check_variant
     from .tolerance import set_mode
-    conn.send(("ready",))
-    while True:
-        job = conn.recv()
-        if job is None:
-            return
+
+    def check(job: Job):
         try:
             v = get(job.variant_id)
             prof = get_profile(job.profile, job.examples)
             set_mode(job.tolerance)
 
             def on_example(event, result, case, _vid=job.variant_id):
-                conn.send(("start", _vid, case) if event == "start" else ("plan", _vid, case) if event == "plan"
-                          else ("done", _vid, result.status, max(result.max_abs, 0.0)))
+                send(("start", _vid, case) if event == "start" else ("plan", _vid, case) if event == "plan"
+                     else ("done", _vid, result.status, max(result.max_abs, 0.0)))
 
             res = check_variant(v, prof, seed=job.seed, db=job.database, failures_dir=job.failures_dir,
                                 on_example=on_example, backend_options=backend_options)
         except Exception as e:  # a broken variant declaration must not kill the run
             res = VariantResult(job.variant_id, "error", reason=f"{type(e).__name__}: {e}")
-        except (KeyboardInterrupt, SystemExit) as e:  # raised by the variant: a crash of its worker
-            exit_like(e, conn)
-        conn.send(("result", job.variant_id, res))
+        return ("result", job.variant_id, res)
+    return check
 
 
 class _Slot:
-    def __init__(self, ctx, backend_options, env):
-        self.parent, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, backend_options, env), daemon=True)
-        start_worker(self.proc)
-        child.close()
+    """One worker and the job it checks: the running case, the examples done, the slowest one."""
+
+    def __init__(self, pool: "_Pool"):
+        self.worker = Worker(_checker, pool.backend_options, backend_options=pool.backend_options, env=pool.env,
+                             start_limit=pool.idle, start_says=pool.idle_says)
         self.job: Job | None = None
         self.case: str | None = None
-        self.since = time.monotonic()
-        self.job_started = self.since
-        self.running = False       # an example is running (the per-example limit applies)
-        self.eof = False           # the worker's end of the pipe is closed: it died
-        self.note: str | None = None  # what the worker said before dying
+        self.job_started = time.monotonic()
         self.examples = 0
         self.slowest = 0.0  # seconds of the slowest example that returned (scales a hang shrink's limit)
-        self.clock = ExampleClock(self.proc.pid)  # the running example's time, as the limit judges it
-
-    def kill(self):
-        kill_worker(self.proc)
 
 
 def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: dict,
@@ -125,12 +113,10 @@ def run_jobs(jobs: list[Job], *, workers: int, timeout: float, backend_options: 
         while any(s.job for s in pool.slots):
             for i, s in enumerate(pool.slots):
                 if s.job is not None:
-                    pool.drain(s)
-                if s.job is not None:
-                    pool.watch(i, s)
+                    pool.step(i, s)
     except BaseException:  # Ctrl-C, SIGTERM (KeyboardInterrupt) or an error of refconv itself: no worker survives
         for s in pool.slots:
-            s.kill()
+            s.worker.kill()
         for p in mp.active_children():  # one interrupted while it was being started, not yet in a slot
             kill_worker(p)
         raise
@@ -144,18 +130,16 @@ class _Pool:
     given out, the results so far, and the rules of the module docstring."""
 
     def __init__(self, jobs: list[Job], timeout: float, backend_options: dict, emit):
-        self.ctx = mp.get_context("spawn")
         self.env = worker_env()
         self.pending = list(jobs)
         self.timeout, self.backend_options, self.emit = timeout, backend_options, emit
+        self.idle = max(timeout, IDLE_LIMIT)
+        self.idle_says = f"hang: the worker did nothing for {self.idle:g}s outside an example (killed)"
         self.results: dict[str, VariantResult] = {}
         self.slots: list[_Slot] = []
 
-    def _new_slot(self) -> _Slot:
-        return _Slot(self.ctx, self.backend_options, self.env)
-
     def add_slot(self) -> None:
-        s = self._new_slot()
+        s = _Slot(self)
         self.slots.append(s)
         self.feed(s)
 
@@ -165,49 +149,48 @@ class _Pool:
             slot.job = None
             return
         slot.job = self.pending.pop(0)
-        slot.case, slot.since, slot.examples, slot.slowest = None, time.monotonic(), 0, 0.0
-        slot.job_started, slot.running = slot.since, False
-        slot.parent.send(slot.job)
+        slot.case, slot.examples, slot.slowest = None, 0, 0.0
+        slot.job_started = time.monotonic()
+        slot.worker.idle(self.idle, self.idle_says)
+        slot.worker.send(slot.job)
 
-    def give_up(self, i: int, s: _Slot, why: str, **extra) -> None:
-        """Record ``s``'s job as an ``error`` (``why``: the hang or crash, with the running case),
-        kill its worker and put a fresh one with the next job in its place."""
+    def give_up(self, i: int, s: _Slot, ended: Ended) -> None:
+        """Record ``s``'s job as an ``error`` (the hang or crash, with the running case) and put a
+        fresh worker with the next job in its place (the worker is already killed)."""
         vid = s.job.variant_id
-        r = VariantResult(vid, "error", examples=s.examples, reason=why,
+        extra = {"exitcode": ended.exitcode} if ended.kind == "crash" else {}
+        r = VariantResult(vid, "error", examples=s.examples, reason=ended.reason,
                           seconds=time.monotonic() - s.job_started,
                           failure={"status": "error", "descriptor": Case.descriptor_of(s.case),
-                                   "case": s.case, "message": why,
+                                   "case": s.case, "message": ended.reason,
                                    "slowest_example_s": round(s.slowest, 3), **extra})
         self.results[vid] = r
         self.emit("result", vid, r)
-        s.kill()
-        self.slots[i] = self._new_slot()
+        self.slots[i] = _Slot(self)
         self.feed(self.slots[i])
 
-    def drain(self, s: _Slot) -> None:
-        """Handle the messages ``s``'s worker has sent (``ready``, ``crash`` notes, ``start``/``done``
-        of an example, the ``result`` of its job); a closed pipe sets ``s.eof``."""
-        while not s.eof and s.parent.poll(0.02):
-            try:
-                msg = s.parent.recv()
-            except (EOFError, OSError):
-                s.eof = True
+    def step(self, i: int, s: _Slot) -> None:
+        """Handle what ``s``'s worker has sent (``ready``, ``start``/``done`` of an example, the
+        ``result`` of its job), and give up on its job when the worker died or hangs."""
+        while s.job is not None:
+            msg = s.worker.next(0.02)
+            if msg is None:
+                return
+            if isinstance(msg, Ended):
+                self.give_up(i, s, msg)
                 return
             kind = msg[0]
             if kind == "ready":
-                s.since = time.monotonic()
-                continue
-            if kind == "crash":
-                s.note = msg[1]
+                s.worker.idle(self.idle, self.idle_says)
                 continue
             vid = msg[1]
-            if kind == "start":
-                s.case, s.since, s.running = msg[2], time.monotonic(), True
-                s.clock.start()
+            if kind == "start":   # the per-example limit applies until its "done"
+                s.case = msg[2]
+                s.worker.example(self.timeout)
             elif kind == "done":
                 s.examples += 1
-                s.slowest = max(s.slowest, time.monotonic() - s.since)
-                s.since, s.running = time.monotonic(), False
+                s.slowest = max(s.slowest, s.worker.clock.wall())
+                s.worker.idle(self.idle, self.idle_says)
             elif kind == "result":
                 self.results[vid] = msg[2]
                 self.emit("result", vid, msg[2])
@@ -215,28 +198,7 @@ class _Pool:
                 return
             self.emit(kind, vid, msg[2:])
 
-    def watch(self, i: int, s: _Slot) -> None:
-        """Give up on ``s``'s job when its worker died, its example is a hang, or it did nothing
-        outside an example for ``max(timeout, IDLE_LIMIT)``."""
-        if s.eof or (not s.proc.is_alive() and not s.parent.poll()):
-            s.proc.join(5)  # the pipe closes as the process exits: collect its exit status
-            self.give_up(i, s, crash_reason(s.proc.exitcode, s.note), exitcode=s.proc.exitcode)
-            return
-        idle = max(self.timeout, IDLE_LIMIT)
-        if s.running:
-            why = s.clock.hang(self.timeout)
-            if why:
-                self.give_up(i, s, why)
-        elif time.monotonic() - s.since > idle:
-            self.give_up(i, s, f"hang: the worker did nothing for {idle:g}s outside an example (killed)")
-
     def close(self) -> None:
         """Tell every live worker to stop, wait briefly, then kill each with its process group."""
         for s in self.slots:
-            try:
-                if s.proc.is_alive():
-                    s.parent.send(None)
-                    s.proc.join(2)
-            except Exception:
-                pass
-            s.kill()
+            s.worker.close()

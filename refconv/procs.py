@@ -1,9 +1,9 @@
 """Worker processes of refconv: starting one out of the terminal's reach (and dying with its
 parent), killing it with every process it started, describing how it ended, timing its example
 on CPU time (:class:`ExampleClock`), and SIGTERM turned into an interrupt
-(:func:`sigterm_as_interrupt`).  Used by the check pool (:mod:`refconv.pool`),
-the replay of a reproducer (:mod:`refconv.repro`) and the hang shrinker
-(:mod:`refconv.hang_shrink`); the rules are in :mod:`refconv.pool`'s docstring.
+(:func:`sigterm_as_interrupt`).  Used by the one worker process of refconv
+(:mod:`refconv.worker`: the check, the hang shrink, the replay of a reproducer and the bench's
+rows); the rules are in :mod:`refconv.pool`'s docstring.
 """
 from __future__ import annotations
 
@@ -48,6 +48,11 @@ def sigterm_as_interrupt():
 
 
 IDLE_LIMIT = 300.0  # seconds a worker may take outside an example (start-up, Hypothesis's own work)
+
+#: the least time limit (``--timeout`` of check, bench and repro) accepted: ``/proc`` counts CPU time
+#: in clock ticks of 1/100 s, so a shorter limit would be judged on a few ticks, and a correct
+#: kernel's first example would be a "hang"
+MIN_TIMEOUT = 0.1
 
 #: an example that uses less than its time limit of CPU is still a hang once it has been *blocked*
 #: (no thread of the worker running or waiting for a CPU: a sleep, a lock, a device that never
@@ -125,24 +130,30 @@ class ExampleClock:
         """The reason the example is a hang under ``limit`` seconds, or None while it is not: more
         than ``limit`` seconds of both wall and CPU time, or blocked for ``WALL_BACKSTOP`` x
         ``limit`` past the limit."""
+        over = self.over(limit)
+        return None if over is None else f"hang: example ran longer than {over} (killed)"
+
+    def over(self, limit: float) -> str | None:
+        """How the example has run past ``limit`` seconds, by the rule of :meth:`hang`
+        (``"2s of CPU time"``), or None while it has not."""
         import time
         wall = self.wall()
         if wall <= limit:
             return None
         if self.cpu0 is None:
-            return f"hang: example ran longer than {limit:g}s (killed)"
+            return f"{limit:g}s"
         now = time.monotonic()
         if self._read_at is not None and now - self._read_at < 0.2:
             return None
         cpu = self.cpu()
         if cpu > limit:
-            return f"hang: example ran longer than {limit:g}s of CPU time (killed)"
+            return f"{limit:g}s of CPU time"
         if self._read_at is not None and runnable(self.pid) is False:
             self.blocked += now - self._read_at
         self._read_at = now
         if self.blocked > WALL_BACKSTOP * limit:
-            return (f"hang: example ran longer than {limit:g}s: blocked for {self.blocked:.0f}s more "
-                    f"({WALL_BACKSTOP:g} x the limit; {wall:.0f}s of wall time, {cpu:.1f}s of CPU) (killed)")
+            return (f"{limit:g}s: blocked for {self.blocked:.0f}s more ({WALL_BACKSTOP:g} x the limit; "
+                    f"{wall:.0f}s of wall time, {cpu:.1f}s of CPU)")
         return None
 
 

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 
-from .checking import ExampleResult, acceptance_for, check_example, expected_output_layout, interior_offset
-from .case import Case
+from .checking import (ExampleResult, acceptance_for, check_example, expected_output_layout, interior_offset,
+                       poison_value)
+from .case import SEP, Case, format_params, parse_params
 from .errors import UsageError
 from .jsonfile import read_json, write_json
 from .problem import Problem
-from .tolerance import default_mode, set_mode
+from .tolerance import default_mode
 from .variant import Variant
 
 FORMAT = "refconv-reproducer/1"
@@ -148,17 +148,51 @@ def validate_reproducer(doc, name: str = "reproducer") -> None:
 
 
 def check_params(variant: Variant, params: dict, what: str = "--params") -> None:
-    """Launch ``params`` must be declared by ``variant`` and take one of the declared values;
-    ``UsageError`` naming ``what``, the parameter and the accepted values otherwise."""
+    """Launch ``params`` must be declared by ``variant`` and take one of the declared values, of
+    the declared value's type (``2.0`` or ``True`` is not the integer ``2`` or ``1`` a kernel
+    takes); ``UsageError`` naming ``what``, the parameter and the accepted values otherwise."""
     declared = {p.name: p for p in variant.params}
     for k, val in params.items():
         val = tuple(val) if isinstance(val, list) else val  # JSON turns a tuple value into a list
         if k not in declared:
             raise UsageError(f"{what}: {variant.id} has no launch parameter {k!r}; accepted: "
                              f"{', '.join(declared) or 'none (the variant takes no parameters)'}")
-        if val not in declared[k].values:
+        values = declared[k].values
+        if val not in values:
             raise UsageError(f"{what}: {k}={val!r} not accepted by {variant.id}; accepted: "
-                             f"{', '.join(map(str, declared[k].values))}")
+                             f"{', '.join(map(str, values))}")
+        if not any(d == val and _same_type(d, val) for d in values):
+            want = type(next(d for d in values if d == val)).__name__
+            raise UsageError(f"{what}: {k}={val!r} is {_a(type(val).__name__)}; {variant.id} takes "
+                             f"{_a(want)}: one of {', '.join(map(str, values))}")
+
+
+def _same_type(a, b) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_type(x, y) for x, y in zip(a, b))
+    return type(a) is type(b)
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def check_fits(variant: Variant, doc: dict, name: str) -> None:
+    """A valid reproducer (:func:`validate_reproducer`) must also fit ``variant``, the one it names:
+    a case of the variant's op; saved ``params`` the variant declares, of their types
+    (:func:`check_params`); a case line whose launch parameters are those ``params``.
+    ``UsageError`` naming ``name`` and the first rule broken."""
+    op = Problem.parse(doc["descriptor"]).op
+    if op != variant.op:
+        raise UsageError(f"{name}: the case is of op {op!r}, but {variant.id} is a variant of op "
+                         f"{variant.op!r}; a reproducer replays a case of its variant's own op")
+    check_params(variant, doc["params"], what=f"{name}: saved params")
+    saved = format_params({k: tuple(v) if isinstance(v, list) else v for k, v in doc["params"].items()})
+    line = doc["case"].partition(SEP)[2].strip()
+    if line != saved:
+        check_params(variant, parse_params(line), what=f"{name}: case line")
+        raise UsageError(f"{name}: the case line's launch parameters {line or '(none)'!r} do not match "
+                         f"its 'params' {saved or '(none)'!r}")
 
 
 def recorded_options(doc: dict) -> tuple[dict, str | None]:
@@ -182,93 +216,85 @@ def replay(doc: dict, variant: Variant, params: dict | None = None):
     return problem, params, result, (out if isinstance(out, np.ndarray) else None)
 
 
-def _replay_worker(conn, backend_options: dict, env: dict, doc: dict, params: dict | None,
-                   tolerance: str | None = None) -> None:
-    from .procs import exit_like, start_own_group
-    from .registry import get
-    from .session import configure_backends
-    start_own_group()
-    os.environ.update(env)
-    configure_backends(backend_options)
-    set_mode(tolerance)
-    v = get(doc["variant"])
-    try:  # warm-up outside the time limit
-        acceptance_for(Problem.parse(doc["descriptor"]))
-    except Exception:  # noqa: BLE001 - replay() reports it
-        pass
-    conn.send(("ready",))
-    try:
-        _, _, r, got = replay(doc, v, params)
-    except Exception as e:  # noqa: BLE001 - the case itself is bad (e.g. outside the spec's domain)
-        conn.send(("invalid", f"{type(e).__name__}: {e}"))
-        return
-    except (KeyboardInterrupt, SystemExit) as e:
-        exit_like(e, conn)
-    conn.send(("result", r, np.asarray(got)))
+def _replayer(send, variant_id: str, descriptor: str):
+    """The worker's ``setup`` (:mod:`refconv.worker`): a task ``(doc, params)`` is answered with
+    ``("result", ExampleResult, got)``, or ``("invalid", why)`` when the case cannot be run."""
+    from .worker import warm_variant
+    v = warm_variant(variant_id, descriptor)
+
+    def run(task):
+        doc, params = task
+        try:
+            _, _, r, got = replay(doc, v, params)
+        except Exception as e:  # noqa: BLE001 - the case itself is bad (e.g. outside the spec's domain)
+            return ("invalid", f"{type(e).__name__}: {e}")
+        return ("result", r, np.asarray(got))
+    return run
 
 
 def replay_in_worker(doc: dict, params: dict | None, *, timeout: float, backend_options: dict,
                      start_timeout: float = 300.0, tolerance: str | None = None):
-    """:func:`replay` in a worker process (killed with its process group afterwards), so a case that
-    hangs or crashes cannot take the caller with it.  Returns ``("result", ExampleResult, got)``,
-    ``("hang", message, None)`` when the replay is still running after ``timeout`` seconds (counted
-    from the worker's start-up being done), ``("crash", message, None)`` when the worker died, or
-    ``("invalid", message, None)`` when the case cannot be run (the spec refuses it).
-    ``tolerance``: the float verdict of the replay (``None``: the worker's default)."""
-    import multiprocessing as mp
-
-    from .procs import ExampleClock, crash_reason, kill_worker, start_worker, worker_env
-    ctx = mp.get_context("spawn")
-    conn, child = ctx.Pipe()
-    proc = ctx.Process(target=_replay_worker, args=(child, backend_options, worker_env(), doc, params, tolerance),
-                       daemon=True)
-    start_worker(proc)
-    child.close()
-    note = None
+    """:func:`replay` in a worker process (:class:`refconv.worker.Worker`, killed with its process
+    group afterwards), so a case that hangs or crashes cannot take the caller with it.  Returns
+    ``("result", ExampleResult, got)``, ``("hang", message, None)`` when the replay is still running
+    after ``timeout`` seconds (counted from the worker's start-up being done, judged as the check
+    judges an example), ``("crash", message, None)`` when the worker died, or ``("invalid", message,
+    None)`` when the case cannot be run (the spec refuses it).  ``tolerance``: the float verdict of
+    the replay (``None``: the worker's default)."""
+    from .worker import Ended, Worker
+    w = Worker(_replayer, doc["variant"], doc["descriptor"], backend_options=backend_options, tolerance=tolerance,
+               start_limit=start_timeout, start_says=f"hang: the worker did not start in {start_timeout:g}s (killed)")
     try:
-        for limit, phase in ((start_timeout, "start"), (timeout, "run")):
-            clock = ExampleClock(proc.pid if phase == "run" else None)  # "run": judged on CPU time
-            while True:
-                while not conn.poll(0.05):
-                    why = clock.hang(limit)
-                    if why:
-                        return ("hang", why if phase == "run" else
-                                f"hang: the worker did not start in {start_timeout:g}s (killed)", None)
-                msg = conn.recv()
-                if msg[0] == "crash":
-                    note = msg[1]
-                    continue
-                break
-            if msg[0] == "result":
-                return ("result", msg[1], msg[2])
-            if msg[0] == "invalid":
-                return ("invalid", msg[1], None)
-    except (EOFError, OSError):
-        proc.join(5)
-        return ("crash", crash_reason(proc.exitcode, note), None)
+        got = w.wait()
+        if not isinstance(got, Ended):
+            w.send((doc, params))
+            w.example(timeout)
+            got = w.wait()
     finally:
-        kill_worker(proc)
-    raise RuntimeError(f"replay worker sent {msg[0]!r}")  # pragma: no cover - protocol error
+        w.kill()
+    if isinstance(got, Ended):
+        return (got.kind, got.reason, None)
+    return ("result", got[1], got[2]) if got[0] == "result" else ("invalid", got[1], None)
+
+
+#: the expected value a diff shows for a border element an interior-only variant wrote
+UNTOUCHED = "untouched (the border keeps its poison)"
 
 
 def diff_rows(problem: Problem, variant: Variant, got: np.ndarray, limit: int = 20):
-    """Rows ``(index, got, expected)`` of the elements that differ (bitwise, NaN == NaN),
-    including border elements a ``writes="interior"`` variant touched."""
+    """Rows ``(index, got, expected)`` of what the variant wrote wrong, and their count: elements
+    that differ from the spec (bitwise, NaN == NaN).  For a ``writes="interior"`` variant, its
+    interior against the spec and each border element it changed (no longer the poison the check
+    put there, compared bitwise), expected :data:`UNTOUCHED`; the border it left alone is no
+    difference."""
     exp = np.asarray(acceptance_for(problem).expected)
-    if variant.writes == "interior":
-        shape, dtype = expected_output_layout(problem, "interior", exp)
-        full = np.zeros(shape, dtype)
-        r0, c0 = interior_offset(problem)
-        ho, wo = exp.shape[-2:]
-        full[..., r0:r0 + ho, c0:c0 + wo] = exp
-        exp_show = full
-    else:
-        exp_show = exp
-    if got.shape != exp_show.shape:
+    if variant.writes != "interior":
+        if got.shape != exp.shape:
+            return [], 0
+        idx = np.argwhere(~_equal(got, exp))
+        return [(tuple(int(i) for i in ix), got[tuple(ix)], exp[tuple(ix)]) for ix in idx[:limit]], len(idx)
+    shape, dtype = expected_output_layout(problem, "interior", exp)
+    if got.shape != tuple(shape):
         return [], 0
-    same = (got == exp_show) | (np.isnan(got) & np.isnan(exp_show) if got.dtype.kind == "f" else False)
-    idx = np.argwhere(~same)
-    return [(tuple(int(i) for i in ix), got[tuple(ix)], exp_show[tuple(ix)]) for ix in idx[:limit]], len(idx)
+    r0, c0 = interior_offset(problem)
+    inner = (..., slice(r0, r0 + exp.shape[-2]), slice(c0, c0 + exp.shape[-1]))
+    u = np.dtype(f"u{got.dtype.itemsize}")
+    wrong = np.ascontiguousarray(got).view(u) != np.asarray(poison_value(dtype, exp), got.dtype).view(u)
+    wrong[inner] = ~_equal(got[inner], exp)
+    ho, wo = exp.shape[-2:]
+
+    def expected(ix):
+        r, c = ix[-2] - r0, ix[-1] - c0
+        return exp[(*ix[:-2], r, c)] if 0 <= r < ho and 0 <= c < wo else UNTOUCHED
+    found = np.argwhere(wrong)
+    idx = [tuple(int(i) for i in ix) for ix in found[:limit]]
+    return [(ix, got[ix], expected(ix)) for ix in idx], len(found)
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Elementwise ``a == b``, NaN equal to NaN."""
+    same = a == b
+    return same | (np.isnan(a) & np.isnan(b)) if a.dtype.kind == "f" else same
 
 
 def save_hang_reproducers(results, failures_dir, profile, backend_options: dict | None = None,

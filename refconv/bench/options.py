@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..procs import MIN_TIMEOUT
 
 #: seconds one row may take by default: a paper-size Kronecker row (kron-360 streamed: checking 134
 #: GB of result by row blocks on the host, then timing) fits
@@ -63,9 +64,9 @@ class BenchOptions:
             raise UsageError(f"--copy-bytes must be >= 1, got {self.copy_bytes}")
         if self.flush_bytes < 0:
             raise UsageError(f"--flush-bytes must be >= 0 (0: no flush), got {self.flush_bytes}")
-        if not self.timeout >= 0:
-            raise UsageError(f"--timeout must be a number of seconds >= 0 (0: rows in this process, no limit), "
-                             f"got {self.timeout}")
+        if not (self.timeout == 0 or self.timeout >= MIN_TIMEOUT):
+            raise UsageError(f"--timeout must be 0 (rows in this process, no limit) or a number of seconds "
+                             f">= {MIN_TIMEOUT:g} (the least a hang can be judged by), got {self.timeout}")
 
     def rows(self) -> RowOptions:
         """The part of these options every row's timing needs."""

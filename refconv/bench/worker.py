@@ -6,11 +6,12 @@ time limit, so that a kernel that hangs, kills its process or raises costs only 
   the process that holds it, keeping what the rows of a run share: the copy bandwidths measured
   so far and the current problem's acceptance (the spec's result, computed once for all its
   variants).
-* **The worker** (:class:`WorkerRows`, the default): a spawned process (its own process group, the
-  parent's backend options, as the check's workers: :mod:`refconv.procs`) holding a :class:`Rows`.
+* **The worker** (:class:`WorkerRows`, the default): the check's worker process (its own process
+  group, the parent's backend options: :mod:`refconv.worker`) holding a :class:`Rows`.
   A row whose phase (computing the spec's result, checking the variant's first run, timing it:
-  :func:`refconv.bench.rows.phase`) runs past ``timeout`` seconds is a ``hang: ... while <phase>``
-  row and the worker is killed with everything it started; a worker that dies is a ``crash: worker died (...)`` row; either way the
+  :func:`refconv.bench.rows.phase`) runs past ``timeout`` seconds, judged as the check judges an
+  example (on the worker's CPU time; one blocked without using CPU at about 2 × the limit of wall
+  time), is a ``hang: ... while <phase>`` row and the worker is killed with everything it started; a worker that dies is a ``crash: worker died (...)`` row; either way the
   next row gets a fresh worker (which measures the copy bandwidth again when it needs it).  A
   variant that raises is an ``error: ...`` row, as before.
 * ``--timeout 0`` computes the rows in the bench's own process (:class:`Rows` directly): no limit,
@@ -18,9 +19,6 @@ time limit, so that a kernel that hangs, kills its process or raises costs only 
 """
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
-import time
 from dataclasses import dataclass
 
 from .. import peers as peers_mod
@@ -29,7 +27,9 @@ from .options import RowOptions
 from .row import Row
 from .rows import Bandwidth, backend_hooks, peer_row, spec_row, variant_row
 from ..problem import Problem
-from ..procs import IDLE_LIMIT, crash_reason, exit_like, kill_worker, start_own_group, start_worker, worker_env
+from ..procs import IDLE_LIMIT, worker_env
+from ..worker import Ended, Worker
+
 
 @dataclass(frozen=True)
 class RowTask:
@@ -125,29 +125,22 @@ class Rows:
         self._acc = (None, None)
 
 
-def _serve(conn, backend_options: dict, env: dict, opts: RowOptions, backends: list, peers: str) -> None:
-    """The worker: configure the backends as the parent did, then compute tasks until ``None``."""
-    start_own_group()
-    os.environ.update(env)
+def _rower(send, opts: RowOptions, backends: list, peers: str):
+    """The worker's ``setup`` (:mod:`refconv.worker`): a :class:`Rows` that answers a task with
+    ``("row", out, bandwidths)``, saying ``("phase", text)`` as a row enters each phase."""
     from ..console import console
-    from ..session import configure_backends
-    configure_backends(backend_options)
+    from .rows import set_phase_hook
     console.quiet = True                      # the parent shows what runs
     rows = Rows(opts, backends, peers)
-    from .rows import set_phase_hook
-    set_phase_hook(lambda text: conn.send(("phase", text)))
-    conn.send(("ready",))
-    while True:
-        task = conn.recv()
-        if task is None:
-            return
+    set_phase_hook(lambda text: send(("phase", text)))
+
+    def row(task: RowTask):
         try:
             out = rows(task)
         except Exception as e:  # refconv's own code or a broken declaration: this row's error
             out = task.failed(f"error: {type(e).__name__}: {e}")
-        except (KeyboardInterrupt, SystemExit) as e:  # raised by a kernel: a crash of this worker
-            exit_like(e, conn)
-        conn.send(("row", out, rows.bandwidth.cache))
+        return ("row", out, rows.bandwidth.cache)
+    return row
 
 
 class WorkerRows:
@@ -155,66 +148,40 @@ class WorkerRows:
 
     def __init__(self, backend_options: dict, opts: RowOptions, timeout: float, backends: list[str] = (),
                  peers: str = "auto"):
-        self.args = (backend_options, worker_env(), opts, sorted(backends), peers)
+        self.args = (opts, sorted(backends), peers)
+        self.options = dict(backend_options=backend_options, env=worker_env())
         self.timeout = float(timeout)
-        self.proc = self.conn = None
+        self.worker: Worker | None = None
         self._bandwidth: dict = {}
-
-    def _start(self) -> None:
-        ctx = mp.get_context("spawn")
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_serve, args=(child, *self.args), daemon=True)
-        start_worker(self.proc)
-        child.close()
-
-    def _recv(self, limit: float):
-        """The worker's next message, ``"timeout"`` after ``limit`` seconds, or ``"dead"``."""
-        t0 = time.monotonic()
-        while True:
-            try:
-                if self.conn.poll(0.05):
-                    return self.conn.recv()
-            except (EOFError, OSError):
-                return "dead"
-            if not self.proc.is_alive() and not self.conn.poll():
-                return "dead"
-            if time.monotonic() - t0 > limit:
-                return "timeout"
 
     def _failed(self, task: RowTask, status: str) -> Row:
         self.kill()
         return task.failed(status)
 
     def __call__(self, task: RowTask):
-        if self.proc is None:
-            self._start()
-            msg = self._recv(max(self.timeout, IDLE_LIMIT))
-            if msg != ("ready",):
-                why = ("the worker did not start within " f"{max(self.timeout, IDLE_LIMIT):g}s"
-                       if msg == "timeout" else crash_reason(self.proc.exitcode))
-                return self._failed(task, f"error: {why}")
-        self.conn.send(task)
-        note, doing = None, ""
+        if self.worker is None:
+            start = max(self.timeout, IDLE_LIMIT)
+            self.worker = Worker(_rower, *self.args, **self.options, start_limit=start,
+                                 start_says=f"the worker did not start within {start:g}s")
+            got = self.worker.wait()
+            if isinstance(got, Ended):
+                return self._failed(task, f"error: {got.reason}")
+        # each phase gets the whole limit; listing the peers imports their libraries, as a start-up does
+        limit = max(self.timeout, IDLE_LIMIT) if task.kind == "peers" else self.timeout
+        self.worker.send(task)
+        doing = ""
         while True:
-            # each phase gets the whole limit; listing the peers imports their libraries, as a start-up does
-            msg = self._recv(max(self.timeout, IDLE_LIMIT) if task.kind == "peers" else self.timeout)
-            if isinstance(msg, tuple) and msg[0] == "crash":     # what the kernel raised, then it exits
-                note = msg[1]
-                continue
-            if isinstance(msg, tuple) and msg[0] == "phase":     # the row starts a phase (rows.phase)
-                doing = f" {msg[1]}"
+            self.worker.example(limit, lambda over, _w=doing: (
+                f"hang: the row ran longer than {over}{f' while {_w}' if _w else ''} (--timeout; killed)"))
+            got = self.worker.wait()
+            if isinstance(got, tuple) and got[0] == "phase":     # the row starts a phase (rows.phase)
+                doing = got[1]
                 continue
             break
-        if msg == "timeout":
-            while_ = f" while{doing}" if doing else ""
-            out = self._failed(task, f"hang: the row ran longer than {self.timeout:g}s{while_} (--timeout; killed)")
-        elif msg == "dead":
-            self.proc.join(5)
-            out = self._failed(task, crash_reason(self.proc.exitcode, note))
-        else:
-            _, out, bw = msg
-            self._bandwidth.update({k: v for k, v in bw.items() if v is not None or k not in self._bandwidth})
-            return out
+        if isinstance(got, Ended):
+            return self._failed(task, got.reason)
+        _, out, bw = got
+        self._bandwidth.update({k: v for k, v in bw.items() if v is not None or k not in self._bandwidth})
         return out
 
     def measured(self) -> dict:
@@ -222,14 +189,11 @@ class WorkerRows:
         return self._bandwidth
 
     def kill(self) -> None:
-        kill_worker(self.proc)
-        self.proc = self.conn = None
+        if self.worker is not None:
+            self.worker.kill()
+        self.worker = None
 
     def close(self) -> None:
-        if self.proc is not None:
-            try:
-                self.conn.send(None)
-                self.proc.join(5)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-        self.kill()
+        if self.worker is not None:
+            self.worker.close()
+        self.worker = None

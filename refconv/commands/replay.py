@@ -20,9 +20,11 @@ from .common import session_from
 def cmd_repro(ns) -> int:
     """Replay ``ns.file``; exit 0 when the case passes now, 1 when it fails, hangs or crashes, 2
     when the variant cannot run here."""
-    from ..repro import check_params, load_reproducer, recorded_options, replay_in_worker
-    if not (ns.timeout > 0 and math.isfinite(ns.timeout)):
-        raise UsageError(f"--timeout {ns.timeout} not accepted; accepted: a finite number of seconds > 0")
+    from ..procs import MIN_TIMEOUT
+    from ..repro import check_fits, check_params, load_reproducer, recorded_options, replay_in_worker
+    if not (ns.timeout >= MIN_TIMEOUT and math.isfinite(ns.timeout)):
+        raise UsageError(f"--timeout {ns.timeout:g} not accepted; accepted: a finite number of seconds "
+                         f">= {MIN_TIMEOUT:g} (the least a hang can be judged by)")
     doc = load_reproducer(ns.file)
     recorded, rec_tol = recorded_options(doc)
     session = session_from(ns, recorded=recorded)
@@ -34,11 +36,11 @@ def cmd_repro(ns) -> int:
         v = registry.get(doc["variant"])
     except (KeyError, ValueError) as e:   # the file names a variant that is not installed here
         raise UsageError(f"{ns.file}: {e.args[0] if e.args else e}") from None
+    check_fits(v, doc, ns.file)
     why = session.availability(v)
     if why:
         console.print(f"[yellow]{esc(v.id)} is not available here: {esc(why)}[/]")
         return 2
-    check_params(v, doc["params"], what=f"{ns.file}: saved params")
     params = parse_params(ns.params) if ns.params else None
     if params is not None:
         check_params(v, params)
@@ -88,6 +90,6 @@ def _print_outcome(doc: dict, v, kind: str, r, got) -> int:
             t.add_column(c)
         for ix, g, e in rows:
             t.add_row(esc(ix), esc(repr(g.item() if hasattr(g, "item") else g)),
-                      esc(repr(e.item() if hasattr(e, "item") else e)))
+                      esc(e if isinstance(e, str) else repr(e.item() if hasattr(e, "item") else e)))
         console.print(t)
     return 0 if r.status == "pass" else 1

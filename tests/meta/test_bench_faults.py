@@ -53,9 +53,11 @@ def test_a_kernel_that_kills_its_process_is_a_crash_row_and_the_run_goes_on(faul
     assert "crash: worker died" in p.stdout            # the table shows it
 
 
-def test_a_negative_timeout_is_a_usage_error_naming_the_option(faults_env, tmp_path):
-    p = refconv_cli("bench", "--backend", "faults", "--timeout", "-1", env=faults_env, cwd=tmp_path, timeout=120)
-    assert p.returncode == 2 and "--timeout" in p.stderr, p.stdout + p.stderr
+@pytest.mark.parametrize("value", ["-1", "1e-9"])
+def test_a_negative_or_too_short_timeout_is_a_usage_error_naming_the_option_and_the_least(faults_env, tmp_path,
+                                                                                          value):
+    p = refconv_cli("bench", "--backend", "faults", "--timeout", value, env=faults_env, cwd=tmp_path, timeout=120)
+    assert p.returncode == 2 and "--timeout" in p.stderr and ">= 0.1" in p.stderr, p.stdout + p.stderr
 
 
 def test_a_run_stopped_mid_problem_keeps_the_rows_it_finished(faults_env, tmp_path):

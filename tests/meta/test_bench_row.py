@@ -97,7 +97,8 @@ def test_the_bench_options_are_exactly_the_bench_command_line_less_the_session_s
     ("budget", 0.0, "--budget must be a number of seconds > 0, got 0.0"),
     ("copy_bytes", 0, "--copy-bytes must be >= 1, got 0"),
     ("flush_bytes", -1, r"--flush-bytes must be >= 0 \(0: no flush\), got -1"),
-    ("timeout", -1.0, r"--timeout must be a number of seconds >= 0 .* got -1.0"),
+    ("timeout", -1.0, r"--timeout must be 0 \(rows in this process, no limit\) or a number of seconds >= 0.1 .* got -1.0"),
+    ("timeout", 1e-9, r"--timeout must be 0 .* or a number of seconds >= 0.1 .* got 1e-09"),
 ])
 def test_bench_options_out_of_range_are_refused_naming_the_option(field, value, says):
     with pytest.raises(ValueError, match=says):

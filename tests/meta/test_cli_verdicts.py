@@ -127,6 +127,7 @@ def test_a_plugin_importing_numba_cuda_in_gpu_mode_cannot_make_a_simulator_run_g
 
 @pytest.mark.parametrize("args, named", [
     (("--timeout", "nan"), "--timeout"), (("--timeout", "inf"), "--timeout"), (("--timeout", "-1"), "--timeout"),
+    (("--timeout", "1e-9"), "seconds >= 0.1"),
     (("--hang-shrink", "nan"), "--hang-shrink"), (("--variant", ""), "--variant"), (("--jobs", "-1"), "--jobs"),
     (("--examples", "0"), "--examples")])
 def test_bad_arguments_exit_2_naming_the_argument(args, named):
