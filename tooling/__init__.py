@@ -9,8 +9,13 @@ backends.
 * :mod:`refconv.tooling.triton` -- Triton: the mode (``--triton``), lazy kernels, launches with
   host arrays, the interpreter's memory checker.
 
+One kit shape: each package's ``__init__`` is its kit's public face, with ``backend_fields()``
+(the kit's options, configure, availability ...), re-exported whole by the facade
+:mod:`refconv.cuda`, :mod:`refconv.opencl` or :mod:`refconv.triton`; the ``_``-prefixed modules
+are private to their package.
+
 Layers (tests/meta/test_import_graph.py): tooling imports the core and the specs, never a
-backend; the built-in backends (kernels and ``Backend`` declarations) and third-party plugins
-import tooling, the latter through the public facades :mod:`refconv.cuda`, :mod:`refconv.opencl`
-and :mod:`refconv.triton`.
+backend; the built-in backends (kernels and ``Backend`` declarations) import the public kits,
+third-party plugins the facades (the same objects); no module outside a tooling package imports
+its private modules.
 """
