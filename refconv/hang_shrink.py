@@ -126,7 +126,7 @@ class _Runner:
         if self.worker is None or not self.worker.proc.is_alive():
             self._start()
         w = self.worker
-        w.idle(self.start_timeout, HANG)       # the acknowledgement: the candidate starts now
+        w.idle(self.start_timeout, "hang: the candidate was not acknowledged")   # then it starts
         w.send((problem.descriptor(), params))
         got = w.wait()
         if not isinstance(got, Ended):
