@@ -48,6 +48,7 @@ def test_flag_environment_value_not_accepted_is_a_usage_error(monkeypatch, raw):
         _from_env(FLAG)
 
 
+@pytest.mark.slow   # refconv subprocesses
 @pytest.mark.parametrize("cmd", ["check", "list"])
 @pytest.mark.parametrize("var, value, accepted", [
     ("REFCONV_SANITIZE", "maybe", "accepted: 1, true, yes, on, 0, false, no, off, auto"),
@@ -74,12 +75,14 @@ def _profile_of_run(tmp_path, *args, **env) -> str:
     return json.loads(out.read_text())["profile"]
 
 
+@pytest.mark.slow   # refconv subprocesses
 def test_check_honours_refconv_profile_and_profile_option_wins(tmp_path):
     assert _profile_of_run(tmp_path) == "ci"
     assert _profile_of_run(tmp_path, REFCONV_PROFILE="dev") == "dev"
     assert _profile_of_run(tmp_path, "--profile", "ci", REFCONV_PROFILE="dev") == "ci"
 
 
+@pytest.mark.slow   # refconv subprocesses
 def test_check_refconv_profile_not_accepted_exits_2():
     line = _one_line(refconv_cli("check", "--backend", "example", env=_env(REFCONV_PROFILE="fast")))
     assert "REFCONV_PROFILE" in line and "'fast' not accepted" in line and "ci, dev, thorough, gpu" in line, line
@@ -87,6 +90,7 @@ def test_check_refconv_profile_not_accepted_exits_2():
 
 # ----------------------------------------------------------------------------- filters
 
+@pytest.mark.slow   # refconv subprocesses
 @pytest.mark.parametrize("args, expected", [
     (["--backend", "nosuch"], "--backend 'nosuch' matches no installed backend; installed backends: "),
     (["--op", "nosuch"], "--op 'nosuch' matches no op; installed ops: "),
@@ -100,6 +104,7 @@ def test_list_filter_matching_nothing_exits_2_naming_it(args, expected):
         assert "example" in line
 
 
+@pytest.mark.slow   # refconv subprocesses
 @pytest.mark.parametrize("cmd", ["list", "check"])
 def test_a_long_glob_matching_nothing_is_not_echoed_whole(cmd):
     glob = "x" * 40_000
