@@ -134,9 +134,11 @@ class BenchHooks:
     """What a backend offers ``refconv bench`` (all optional).
 
     * ``copy(nbytes)`` prepares a device-to-device copy of ``nbytes`` bytes and returns a function
-      that performs it once and :func:`record` s its interval (allocation stays outside); the
-      bench measures it like a kernel and takes ``2 * nbytes / time`` (read + write) as the copy
-      bandwidth of that backend's device.
+      that performs it once and :func:`record` s its interval (allocation stays outside), timed
+      as the backend's launches are (inside a collection with :func:`flush_bytes`, after the L2
+      flush).  The bench takes ``2 * nbytes / time`` (read + write) of a ``--copy-bytes`` copy,
+      without a flush, as the copy bandwidth of that backend's device, and times a copy of each
+      problem's input plus output bytes, flushed as a variant is, as that problem's floor row.
     * ``launch()`` prepares an empty kernel (one work-item, no work) launched through the same
       timed path as the backend's variants and returns a function that launches it once (recording
       its interval); the bench reports its time as the fixed cost every interval of that backend

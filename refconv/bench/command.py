@@ -26,6 +26,8 @@ The method (see docs/performance.md):
 * Roofline (:mod:`refconv.bench.roofline`): minimum bytes and FLOPs per problem; the copy bandwidth
   of each device is measured in the same run (``Backend.bench.copy``: device-to-device; the host
   memcpy for CPU rows; torch's copy for GPU peers); ``% roofline`` = memory-bound floor / time.
+* The copy floor (:func:`refconv.bench.rows.copy_row`): per problem, a device-to-device copy that
+  moves its input plus output bytes, timed as a variant is; ``× copy`` = a device row's time over it.
 * The JSON and Markdown are rewritten after every row (a run stopped by a time limit keeps
   what it finished; a problem cut short has no speed-ups); ``refconv bench-report`` merges the reports of runs that split the problems.
 * Rows whose device is simulated (``Target.simulated``) are checked, timed once and
@@ -50,7 +52,7 @@ from .worker import RowTask, Rows, WorkerRows
 
 def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None, big=False, done=None):
     """Rows of one problem: the spec (unless the problem is GPU-sized and the spec is not the
-    baseline), each variant, each peer, each computed by ``rows_of`` (a
+    baseline), the copy floor, each variant, each peer, each computed by ``rows_of`` (a
     :class:`refconv.bench.worker.WorkerRows` or :class:`~refconv.bench.worker.Rows`); the
     problem's :class:`roofline.Work`; and the peers listed for it (``(Peer, why)``).  ``done``
     (optional) is called with the rows and the work after every row."""
@@ -75,6 +77,7 @@ def run_problem(name, problem, variants, opts: BenchOptions, rows_of, only=None,
         return r
     if not too_big() and (opts.baseline == "spec" or not big):
         rows.append(row(RowTask("spec", name, desc), "timing the spec"))
+    rows.append(row(RowTask("copy", name, desc), "timing a device copy of its input and output bytes"))
     for v in variants:
         rows.append(row(RowTask("variant", name, desc, v.id, too_big(v), only, big),
                         f"checking {v.id} (also its warm-up run), then timing it"))
@@ -170,8 +173,10 @@ def _problems(opts: BenchOptions, chosen, variants) -> list[tuple]:
 
 
 def _result(name, problem, work, baseline, rows: list[Row]) -> dict:
-    """One problem's entry of the report, its rows' speed-ups set against ``baseline``."""
+    """One problem's entry of the report, its rows' speed-ups set against ``baseline`` and their
+    ratios to its copy row."""
     bench_report.set_speedups(rows, baseline)
+    bench_report.set_copy_ratios(rows)
     return {"name": name, "problem": problem.descriptor(), "op": problem.op,
             "work": {"bytes": work.bytes, "flops": work.flops, "intensity": work.intensity},
             "baseline": baseline, "rows": rows}

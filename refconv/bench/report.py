@@ -20,7 +20,7 @@ from .. import jsonfile
 from ..errors import UsageError
 from .row import Row
 
-STYLE = {"variant": "", "peer": "cyan", "spec": "dim"}
+STYLE = {"variant": "", "peer": "cyan", "spec": "dim", "copy": "magenta"}
 #: the peers' libraries, whose versions the report records beside the backends' (``Backend.versions``)
 PEER_MODULES = ("torch", "cupy", "cv2", "scipy")
 _CF_NAME = re.compile(r"^(GM|CM|SM)(?:_CF(\d+))?(_Vec)?$")
@@ -83,8 +83,8 @@ def print_problem(console, res: dict, repeat: int) -> None:
     t = Table(title=f"{res['name']}: {res['problem']}\nminimum {w['bytes'] / 1e6:.4g} MB moved, "
                     f"{w['flops'] / 1e6:.4g} MFLOP; median [IQR] of {repeat} runs after a warm-up (n=K: fewer, "
                     f"--budget); "
-                    f"speed-up = {res['baseline'] or 'no baseline'} / row")
-    for c in ("variant / peer", "kernel", "end-to-end", "timer", "% roofline", "speed-up", "status"):
+                    f"speed-up = {res['baseline'] or 'no baseline'} / row; × copy = row / {res.get('op') or 'op'}/copy")
+    for c in ("variant / peer", "kernel", "end-to-end", "timer", "% roofline", "× copy", "speed-up", "status"):
         t.add_column(c)
     for r in res["rows"]:
         pct = r.roofline_pct
@@ -94,8 +94,16 @@ def print_problem(console, res: dict, repeat: int) -> None:
         sim = r.timer == "simulated"
         t.add_row(name, fmt_stat(r.kernel_s, repeat) if not sim else "(simulated)",
                   fmt_stat(r.e2e_s, 1 if sim else repeat), r.timer or "-", f"{pct:.3g} %" if pct else "-",
-                  f"{sp:.3g}×" if sp else "-", r.status[:160])
+                  fmt_copy_ratio(r), f"{sp:.3g}×" if sp else "-", r.status[:160])
     console.print(t)
+
+
+def fmt_copy_ratio(r: Row) -> str:
+    """The ``× copy`` cell: the row's time over the copy floor's (``-`` where there is none); the
+    copy row itself shows how many bytes its copy moved."""
+    if r.kind == "copy" and r.bytes is not None and r.median_s:
+        return f"{r.bytes / 1e6:.4g} MB moved"
+    return f"{r.copy_ratio:.3g}×" if r.copy_ratio else "-"
 
 
 def twins(rows) -> list[dict]:
@@ -176,6 +184,18 @@ def set_speedups(rows: list[Row], baseline: str | None) -> None:
     bt = next((r.median_s for r in rows if r.id == baseline), None)
     for r in rows:
         r.speedup = (bt / r.median_s) if (bt and r.median_s) else None
+
+
+def set_copy_ratios(rows: list[Row]) -> None:
+    """Each row's ``copy_ratio``: its main time over the problem's copy row's (``op/copy``, the
+    device-to-device copy of the problem's input and output bytes), for the rows timed by device
+    events (a GPU's kernels and peers, the copy itself: 1); None for host-clock and simulated rows,
+    and for every row where the copy was not timed.  A merged report keeps each row's ratio from its
+    own run."""
+    floor = next((r.median_s for r in rows if r.kind == "copy" and r.timer == "device events"), None)
+    for r in rows:
+        ok = floor and r.median_s and r.timer == "device events"
+        r.copy_ratio = r.median_s / floor if ok else None
 
 
 def flat_rows(results: list) -> list[dict]:
@@ -289,15 +309,16 @@ def markdown(rep: dict) -> str:
     for res in rep["problems"]:
         w = res["work"]
         out += ["", f"### {res['name']}", "", f"`{res['problem']}`: minimum {w['bytes'] / 1e6:.4g} MB, "
-                f"{w['flops'] / 1e6:.4g} MFLOP; speed-up = {res['baseline'] or 'no baseline'} / row", "",
-                "| row | kernel | end-to-end | timer | % roofline | speed-up | status |",
-                "|---|---|---|---|---|---|---|"]
+                f"{w['flops'] / 1e6:.4g} MFLOP; speed-up = {res['baseline'] or 'no baseline'} / row; "
+                f"× copy = row / {res.get('op') or 'op'}/copy", "",
+                "| row | kernel | end-to-end | timer | % roofline | × copy | speed-up | status |",
+                "|---|---|---|---|---|---|---|---|"]
         for r in res["rows"]:
             pct, sp = r.roofline_pct, r.speedup
             out.append("| " + " | ".join(_md_cell(c) for c in (
                 r.id, fmt_stat(r.kernel_s, rep["repeat"]),
                 fmt_stat(r.e2e_s, 1 if r.timer == "simulated" else rep["repeat"]), r.timer or "-",
-                f"{pct:.3g} %" if pct else "-", f"{sp:.3g}×" if sp else "-",
+                f"{pct:.3g} %" if pct else "-", fmt_copy_ratio(r), f"{sp:.3g}×" if sp else "-",
                 r.status[:160] + (f" (run {r.run})" if rep.get("merged_from") and r.run is not None else ""))) + " |")
         cf = res.get("coarsening") or []
         if any(len(c["points"]) > 1 for c in cf):
@@ -414,20 +435,21 @@ def plots(rep: dict, outdir: str) -> list[str]:
             st = r.stat
             lo.append(max(0.0, m - st["q1"] * 1e6))
             hi.append(max(0.0, st["q3"] * 1e6 - m))
-        colors = ["tab:orange" if r.kind == "peer" else "tab:gray" if r.kind == "spec" else "tab:blue"
+        colors = [{"peer": "tab:orange", "spec": "tab:gray", "copy": "tab:green"}.get(r.kind, "tab:blue")
                   for r in timed]
         ax.barh(list(ys), meds, xerr=[lo, hi], color=colors)
         ax.set_yticks(list(ys), [r.id for r in timed], fontsize=7)
         ax.invert_yaxis()  # the table's order, top to bottom
         ax.set_xscale("log")
         ax.set_xlabel("median time (µs): kernel (device events) where recorded, else end-to-end; bars: IQR")
-        ax.set_title(f"{res['name']} (blue: variants, orange: peers, gray: spec)", fontsize=9)
+        ax.set_title(f"{res['name']} (blue: variants, orange: peers, gray: spec, green: the copy floor)",
+                     fontsize=9)
         paths.append(_save_fig(plt, fig, out / f"time_{tag}.png"))
         roof = [r for r in timed if r.roofline_pct]
         if roof:
             fig, ax = plt.subplots(figsize=(9, max(2.5, 0.32 * len(roof) + 1)))
             ax.barh(range(len(roof)), [r.roofline_pct for r in roof],
-                    color=["tab:orange" if r.kind == "peer" else "tab:blue" for r in roof])
+                    color=[{"peer": "tab:orange", "copy": "tab:green"}.get(r.kind, "tab:blue") for r in roof])
             ax.set_yticks(range(len(roof)), [r.id for r in roof], fontsize=7)
             ax.invert_yaxis()
             ax.axvline(100, color="k", lw=0.8)

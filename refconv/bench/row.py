@@ -1,8 +1,9 @@
-"""One row of a ``refconv bench`` table: the spec, a variant or a peer on one problem.
+"""One row of a ``refconv bench`` table: the spec, a variant, a peer or the copy floor on one problem.
 
 A :class:`Row` names what it measured by explicit fields (``kind``, ``op``, and for a variant
 ``backend`` and ``name``, for a peer ``name`` and ``library``), never by an id split by hand; its
-id (``Row.id``, the JSON's ``"variant"`` key) is derived: ``op/spec``, ``op/peer/<peer>``, or the
+id (``Row.id``, the JSON's ``"variant"`` key) is derived: ``op/spec``, ``op/peer/<peer>``, ``op/copy``
+(the device-to-device copy of the problem's bytes, :func:`refconv.bench.rows.copy_row`), or the
 variant's ``op/backend/name`` (:class:`refconv.variant_id.VariantId`).
 
 The JSON schema on disk is the one bench reports have always had (:meth:`Row.to_json`,
@@ -15,6 +16,11 @@ kept in ``extra`` and written back):
   ``q3``, ``min``, ``max``, ``n``, or null), ``simulated``, ``copy`` (the bandwidth's source),
   ``roofline_pct``; and where there are any, ``caveats`` (the backend's, with how many intervals
   they concern) and ``kernels`` (what a peer's library launched);
+* the copy row ``bytes`` (the problem's input plus output bytes, which its copy moves) and
+  ``sources`` (each device copy path measured: its median seconds, or why it could not run; the
+  row's times are the fastest one's, named by ``library``);
+* a timed row with a device time, in a problem whose copy row was timed, ``copy_ratio``: its time
+  over the copy's (the ``× copy`` column);
 * a merged report's row ``run`` (the index of the report it came from).
 """
 from __future__ import annotations
@@ -23,7 +29,7 @@ from dataclasses import dataclass, field, fields
 
 from ..variant_id import VariantId
 
-KINDS = ("spec", "variant", "peer")
+KINDS = ("spec", "variant", "peer", "copy")
 _TIMED = ("kernel_s", "e2e_s", "simulated")
 _FINISHED = ("copy", "roofline_pct")
 
@@ -31,7 +37,8 @@ _FINISHED = ("copy", "roofline_pct")
 @dataclass
 class Row:
     """A row (module docstring).  ``median_s``: the main time (kernel median, else end-to-end; None
-    when not timed); ``timer``: what took it (``device events``, ``host clock``, ``simulated``)."""
+    when not timed); ``timer``: what took it (``device events``, ``host clock``, ``simulated``);
+    ``copy_ratio``: ``median_s`` over the problem's copy row's (device rows only)."""
 
     kind: str
     op: str
@@ -50,6 +57,9 @@ class Row:
     copy: str | None = None
     roofline_pct: float | None = None
     speedup: float | None = None
+    bytes: int | None = None
+    sources: dict | None = None
+    copy_ratio: float | None = None
     run: int | None = None
     extra: dict = field(default_factory=dict)
 
@@ -68,9 +78,9 @@ class Row:
 
     @property
     def id(self) -> str:
-        """``op/spec``, ``op/peer/<peer>`` or the variant id."""
-        if self.kind == "spec":
-            return f"{self.op}/spec"
+        """``op/spec``, ``op/peer/<peer>``, ``op/copy`` or the variant id."""
+        if self.kind in ("spec", "copy"):
+            return f"{self.op}/{self.kind}"
         if self.kind == "peer":
             return f"{self.op}/peer/{self.name}"
         return str(self.variant_id)
@@ -98,7 +108,7 @@ class Row:
         out = {"kind": self.kind, "variant": self.id}
         if self.kind == "peer":
             out["peer"] = self.name
-        for k in ("library", "params"):
+        for k in ("library", "params", "bytes", "sources"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         out["status"] = self.status
@@ -110,6 +120,8 @@ class Row:
             out["timer"] = self.timer
             out.update({k: getattr(self, k) for k in _FINISHED})
         out["speedup"] = self.speedup
+        if self.copy_ratio is not None:
+            out["copy_ratio"] = self.copy_ratio
         if self.run is not None:
             out["run"] = self.run
         return {**out, **self.extra}
@@ -130,5 +142,6 @@ class Row:
             row = cls(kind, op, extra=extra, **kw)
         if row.id != rid:
             raise ValueError(f"bench row {rid!r} ({kind}) does not belong to op {op!r}; accepted: a "
-                             f"{'|'.join(KINDS)} row whose id is {op}/spec, {op}/peer/<peer> or {op}/<backend>/<name>")
+                             f"{'|'.join(KINDS)} row whose id is {op}/spec, {op}/copy, {op}/peer/<peer> or "
+                             f"{op}/<backend>/<name>")
         return row

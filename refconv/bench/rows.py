@@ -1,5 +1,5 @@
-"""One row of ``refconv bench``: the spec, a variant or a peer on one problem, checked (variants)
-and timed; and the statistics and copy bandwidth the rows share.
+"""One row of ``refconv bench``: the spec, a variant, a peer or the copy floor on one problem,
+checked (variants) and timed; and the statistics and copy bandwidth the rows share.
 
 The functions here compute a row in whatever process calls them: in the bench's worker process
 (:mod:`refconv.bench.worker`, the default: a hang or crash costs only that row) or in the bench's
@@ -257,6 +257,82 @@ def variant_row(v, name, problem, opts: RowOptions, work, bandwidth, skip, only,
     elif not m["kernel_s"]:
         bw = bandwidth.get("host", timing.host_copy)
     return _finish_row(Row.of_variant(v.id, _status(m), params=params).timed(m), work, bw)
+
+
+def copy_nbytes(work) -> int:
+    """The size of the copy that stands for ``work``: ``ceil(work.bytes / 2)``.  A copy reads and
+    writes its size, so it moves the problem's input plus output bytes (one more when odd)."""
+    return -(-int(work.bytes) // 2)
+
+
+def no_device_copy(backends) -> str:
+    """Why no device copy can be timed with ``backends`` (the run's selected backends): each one's
+    simulator (``BenchHooks.simulated``) or its lack of a ``BenchHooks.copy``."""
+    why = []
+    for b in sorted(backends):
+        hooks = backend_hooks(b)
+        if hooks is None or hooks.copy is None:
+            why.append(f"{b} has no device copy (Backend.bench.copy)")
+            continue
+        try:
+            sim = hooks.simulated()
+        except Exception as e:  # noqa: BLE001 - a probe never stops the bench; the row says why
+            sim = f"{b}: simulated() failed: {type(e).__name__}: {e}"
+        why.append(sim or f"{b} offers no device copy here")
+    return "no GPU device copy here: " + ("; ".join(why) or "no backend selected")
+
+
+def copy_row(problem, opts: RowOptions, work, bandwidth, backends) -> Row:
+    """The problem's floor: a device-to-device copy of :func:`copy_nbytes` bytes (so it moves the
+    problem's input plus output bytes), through every device copy path of the run
+    (``bandwidth.device_sources``: each GPU backend's ``BenchHooks.copy`` and the GPU peers'), each
+    warmed up once, then timed as a variant is (:func:`measure`: ``--repeat`` runs, the L2 flush,
+    the stream hold where the path has one, median and IQR).  The row's times are the fastest
+    path's (``library`` names it; ``sources`` has every path's median or why it did not run).
+    Skipped with the reason where no GPU path exists (CPU backends, simulators)."""
+    row = Row("copy", problem.op, "", bytes=int(work.bytes))
+    if not bandwidth.device_sources:
+        row.status = f"skipped: {no_device_copy(backends)}"
+        return row
+    n, got, sources = copy_nbytes(work), {}, {}
+    for key, make in bandwidth.device_sources:
+        phase(f"timing the device copy of {n} bytes ({key})")
+        run = None
+        try:
+            run = make(n)
+            if run is None:           # the path's device is missing (the peers without a CUDA torch)
+                continue
+            run()                     # warm-up (a buffer's first use, the flush kernel's compile)
+            m = measure(run, opts.repeat, opts.flush_bytes, opts.budget)
+        except Exception as e:  # noqa: BLE001 - out of device memory, a driver error: this path's reason
+            sources[key] = f"{type(e).__name__}: {e}"[:300]
+            continue
+        finally:
+            del run
+            _release()
+        if m["simulated"] or not m["kernel_s"]:
+            sources[key] = "simulated: no device time" if m["simulated"] else "recorded no device interval"
+            continue
+        got[key], sources[key] = m, m["kernel_s"]["median"]
+    row.sources = sources
+    if not got:
+        why = "; ".join(f"{k}: {v}" for k, v in sources.items())
+        row.status = (f"skipped: no device copy could be timed: {why}" if why
+                      else f"skipped: {no_device_copy(backends)}")
+        return row
+    best = min(got, key=lambda k: got[k]["kernel_s"]["median"])
+    row.library, row.status = best, _status(got[best])
+    bw = bandwidth.device_best(best, dict(bandwidth.device_sources)[best])
+    return _finish_row(row.timed(got[best]), work, bw, "device events")
+
+
+def _release() -> None:
+    """Free the copy's device buffers before the next path allocates its own (a large problem's
+    copy takes its input plus output bytes of device memory): collect them, and have the peers'
+    libraries hand back what they cache."""
+    import gc
+    gc.collect()
+    peers_mod.release()
 
 
 def peer_row(p, why, name, problem, opts: RowOptions, work, bandwidth, host_have):

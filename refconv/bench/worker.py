@@ -25,7 +25,7 @@ from .. import peers as peers_mod
 from . import roofline
 from .options import RowOptions
 from .row import Row
-from .rows import Bandwidth, backend_hooks, peer_row, spec_row, variant_row
+from .rows import Bandwidth, backend_hooks, copy_row, peer_row, spec_row, variant_row
 from ..problem import Problem
 from ..procs import IDLE_LIMIT, worker_env
 from ..worker import Ended, Worker
@@ -33,7 +33,8 @@ from ..worker import Ended, Worker
 
 @dataclass(frozen=True)
 class RowTask:
-    """One row to compute.  ``kind``: ``spec``, ``variant`` (``target`` = variant id), ``peer``
+    """One row to compute.  ``kind``: ``spec``, ``copy`` (the problem's device copy floor), ``variant``
+    (``target`` = variant id), ``peer``
     (``target`` = peer name, ``skip`` = why it cannot run, from the listing) or ``peers`` (list the
     peers of the problem's op that ``--peers`` selects).  ``name``: the problem's name; ``problem``:
     its descriptor; ``skip``: a reason the row is skipped (host memory); ``only``/``big``: the
@@ -75,7 +76,7 @@ class Rows:
     """Computes :class:`RowTask` s in this process (see the module docstring)."""
 
     def __init__(self, opts: RowOptions, backends: list[str] = (), peers: str = "auto"):
-        self.opts = opts
+        self.opts, self.backends = opts, sorted(backends)
         self.bandwidth = Bandwidth(opts.copy_bytes, opts.repeat, opts.flush_bytes)
         for b in sorted(backends):
             hooks = backend_hooks(b)
@@ -108,6 +109,8 @@ class Rows:
         work = roofline.work(problem)
         if task.kind == "spec":
             return spec_row(problem, self.opts, work, self.bandwidth)
+        if task.kind == "copy":
+            return copy_row(problem, self.opts, work, self.bandwidth, self.backends)
         if task.kind == "variant":
             from .. import registry
             return variant_row(registry.get(task.target), task.name, problem, self.opts, work, self.bandwidth,
@@ -115,7 +118,7 @@ class Rows:
         if task.kind == "peer":
             return peer_row(_peer(problem.op, task.target), task.skip, task.name, problem, self.opts, work,
                             self.bandwidth, task.host_have)
-        raise ValueError(f"row kind {task.kind!r} not accepted; accepted: spec, variant, peer, peers")
+        raise ValueError(f"row kind {task.kind!r} not accepted; accepted: spec, copy, variant, peer, peers")
 
     def measured(self) -> dict:
         """The copy bandwidths measured so far (key -> measurement), for the report."""
