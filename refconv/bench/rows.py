@@ -16,6 +16,7 @@ from .. import peers as peers_mod
 from .. import timing
 from . import roofline
 from .options import RowOptions
+from . import problems
 from .row import Row
 from ..console import console
 from ..problem import Problem
@@ -295,6 +296,11 @@ def copy_row(problem, opts: RowOptions, work, bandwidth, backends) -> Row:
         row.status = f"skipped: {no_device_copy(backends)}"
         return row
     n, got, sources = copy_nbytes(work), {}, {}
+    host_have = problems.available_host_bytes()
+    if host_have is not None and n > host_have:    # a path may fill its source from the host (kron-360)
+        row.status = (f"skipped: the copy's source of {n / 1e9:.3g} GB may be filled from the host, "
+                      f"{host_have / 1e9:.3g} GB of host memory available")
+        return row
     for key, make in bandwidth.device_sources:
         phase(f"timing the device copy of {n} bytes ({key})")
         run = None

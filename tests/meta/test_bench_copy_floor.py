@@ -126,6 +126,19 @@ def test_a_copy_path_that_fails_is_named_and_the_row_skipped_when_none_could_run
         f"bytes on the device")
 
 
+def test_a_copy_larger_than_the_free_host_memory_is_skipped_with_both_numbers(monkeypatch):
+    copies = _Copies()
+    _install(monkeypatch, Backend("gpumeta", variants=lambda: [], bench=BenchHooks(copy=copies)))
+    monkeypatch.setattr(problems, "available_host_bytes", lambda: 1000)
+    problem = problems.bench_problem("matvec", "small")
+    row = Rows(RowOptions(repeat=2, copy_bytes=1000), ["gpumeta"], peers="none")(
+        RowTask("copy", "matvec-small", problem.descriptor()))
+    half = -(-_spec_bytes(problem) // 2)
+    assert row.median_s is None and copies.sizes == [] and row.status == (
+        f"skipped: the copy's source of {half / 1e9:.3g} GB may be filled from the host, "
+        f"{1000 / 1e9:.3g} GB of host memory available")
+
+
 def test_the_report_gives_each_device_row_its_ratio_to_the_copy(tmp_path, monkeypatch, capsys):
     from refconv.console import console
     monkeypatch.setattr(console, "width", 300)
