@@ -11,10 +11,12 @@ from helpers import ROOT
 
 pytestmark = pytest.mark.slow
 
-#: the README's pytest commands on the ``example`` backend (the numba_cuda one compiles every
-#: kernel for the GPU: minutes, covered by the compile-check tests)
+#: the README's pytest commands; the numba_cuda one compiles every kernel for the GPU (minutes,
+#: covered by the compile-check tests), so here it only collects
 COMMANDS = (["--refconv", "--refconv-backend", "example", "-m", "refconv", "-n", "2"],
-            ["refconv::matvec/example/numpy_rows"])
+            ["refconv::matvec/example/numpy_rows"],
+            ["--refconv", "--refconv-backend", "numba_cuda", "--refconv-sanitize", "--refconv-compile", "-m", "refconv",
+             "-n", "2", "--collect-only", "-q"])
 
 
 def _clean_env() -> dict:
@@ -25,7 +27,7 @@ def _clean_env() -> dict:
 
 
 @pytest.mark.parametrize("where", ["repository", "empty folder"])
-@pytest.mark.parametrize("args", COMMANDS, ids=["example-n2", "node-id"])
+@pytest.mark.parametrize("args", COMMANDS, ids=["example-n2", "node-id", "numba-cuda-collected"])
 def test_readme_pytest_command_exits_0(where, args, tmp_path):
     cwd = ROOT if where == "repository" else tmp_path
     p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=_clean_env(),
@@ -33,4 +35,5 @@ def test_readme_pytest_command_exits_0(where, args, tmp_path):
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-3000:]
     assert "INTERNALERROR" not in out
-    assert " passed" in out.splitlines()[-1]
+    last = out.strip().splitlines()[-1]
+    assert (" collected" in last or "tests collected" in last) if "--collect-only" in args else " passed" in last, last
