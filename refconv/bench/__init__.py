@@ -10,7 +10,8 @@ docs/performance.md):
   (:func:`cmd_bench`, :func:`cmd_bench_report`); :mod:`~refconv.bench.problems`: the ``--scale``
   problems and the host memory a row's check needs;
 * :mod:`~refconv.bench.row`: one row (:class:`Row`) and its JSON;
-* :mod:`~refconv.bench.rows`: computing one row (check, then time), the statistics, the copy bandwidth;
+* :mod:`~refconv.bench.rows`: computing one row (check, then time), the statistics, the copy bandwidth
+  and each problem's copy floor;
 * :mod:`~refconv.bench.worker`: where rows are computed (a worker process under ``--timeout``);
 * :mod:`~refconv.bench.report`: terminal tables, JSON, Markdown, plots, and merging reports;
 * :mod:`~refconv.bench.presets`, :mod:`~refconv.bench.roofline`: the named problems; minimum bytes

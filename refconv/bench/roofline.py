@@ -19,7 +19,9 @@ left out (each op record's ``flops``):
 
 The time floor of a problem on a device is ``min_bytes / copy_bandwidth``, where the copy
 bandwidth is what a device-to-device copy reaches in the same run (``2·nbytes / time``: read plus
-write); ``% of roofline`` is that floor over the measured kernel time.
+write); ``% of roofline`` is that floor over the measured kernel time.  The bench also times, per
+problem, a copy that moves exactly :func:`work`'s bytes (:func:`refconv.bench.rows.copy_row`): the
+floor measured at the problem's own size, beside this one extrapolated from a large copy.
 """
 from __future__ import annotations
 
