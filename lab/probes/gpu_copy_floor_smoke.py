@@ -5,10 +5,13 @@ GPU copy path of the run, its ``bytes`` are the problem's minimum bytes, and eve
 carries ``copy_ratio`` = its median over the copy's.  Prints the floor and the ratios.
 
 usage: .venv/bin/python lab/probes/gpu_copy_floor_smoke.py OUTDIR   (on a GPU; about a minute)
+  (refconv runs as ``python -m refconv.cli`` of this Python, from the temporary directory, so that a
+  checkout's refconv/ does not shadow an installed one: lab/runners/device_env.sh's set-up works too)
 exit 0 when every check holds, 1 otherwise (each failed check printed)."""
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 PATHS = ("numba_cuda device copy", "opencl device copy")
@@ -50,13 +53,13 @@ def check(rep: dict) -> list[str]:
 def main() -> int:
     out = Path(sys.argv[1] if len(sys.argv) > 1 else "copy_floor_smoke")
     out.mkdir(parents=True, exist_ok=True)
-    refconv = str(Path(sys.executable).with_name("refconv"))
+    out = out.resolve()
     bad = []
     for tag, sel in RUNS.items():
-        cmd = [refconv, "bench", "--backend", "*[al]", "--cuda", "gpu", "--opencl", "nvidia", "--timeout", "90",
-               "--repeat", "20", *sel, "--json", str(out / f"{tag}.json"), "--markdown", str(out / f"{tag}.md")]
+        cmd = [sys.executable, "-m", "refconv.cli", "bench", "--backend", "*[al]", "--cuda", "gpu",
+               "--opencl", "nvidia", "--timeout", "90", "--repeat", "20", *sel, "--json", str(out / f"{tag}.json"), "--markdown", str(out / f"{tag}.md")]
         print("$", " ".join(cmd), flush=True)
-        p = subprocess.run(cmd)
+        p = subprocess.run(cmd, cwd=tempfile.gettempdir())
         if p.returncode != 0:
             bad.append(f"{tag}: refconv bench exited {p.returncode}")
             continue
