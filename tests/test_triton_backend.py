@@ -17,6 +17,7 @@ from refconv import findings  # noqa: E402
 from refconv.tooling.triton import kit  # noqa: E402
 
 import triton.language as tl  # noqa: E402
+from triton import jit as triton_jit_plain  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -237,6 +238,126 @@ def test_no_builtin_triton_kernel_sums_lanes_a_masked_load_left_undefined():
                 if "mask" in kw and "other" not in kw:
                     bare.append(f"{path.name}:{node.lineno}")
     assert bare == [], bare
+
+
+@triton_jit_plain
+def helper_bare_load(p, m):
+    return tl.load(p, m)                          # positional mask, no other: undefined lanes
+
+
+@kit.jit
+def sums_through_a_helper(src, dst, n, B: tl.constexpr):
+    i = tl.arange(0, B)
+    tl.store(dst, tl.sum(helper_bare_load(src + i, i < n)))
+
+
+@kit.jit
+def bare_load_then_past_the_end(src, dst, n, B: tl.constexpr):
+    i = tl.arange(0, B)
+    x = tl.load(src + i,
+                mask=i < n,)                      # rewritten across lines, trailing comma kept
+    tl.store(dst + i, x + tl.load(src + i))       # lanes n..B-1 read past src: out-of-bounds
+
+
+def _no_checker_poison(monkeypatch):
+    """The memory checker's own poisoning of loads without other= switched off: what remains is
+    the kit's rewrite, the only poisoning the GPU gets."""
+    from refconv.tooling.triton import memcheck
+    monkeypatch.setattr(memcheck, "_poison_handle", lambda ti, ptrs: None)
+
+
+def test_the_kit_rewrites_a_bare_masked_load_to_pass_a_poison_other_and_keeps_every_line():
+    import inspect
+    from refconv.tooling.triton import _rewrite
+    fn = masked_sum.fn
+    assert _rewrite.sites(fn) == [_line_of(masked_sum, "x = tl.load(src + i, mask=i < n) ")]
+    new = _rewrite.poisoned(fn)
+    old_lines, old_first = inspect.getsourcelines(fn)
+    new_lines, new_first = inspect.getsourcelines(new)
+    assert new_first == old_first + 1             # from the def line: the decorator is dropped
+    assert len(new_lines) == len(old_lines) - 1
+    changed = [(a, b) for a, b in zip(old_lines[1:], new_lines) if a != b]
+    assert [b for _, b in changed] == [
+        "        x = tl.load(src + i, mask=i < n, other=_refconv_poison_of(src + i))"
+        "          # lanes n..B-1 undefined, then summed\n"], changed
+    assert _rewrite.poisoned(copy_masked.fn) is copy_masked.fn      # nothing to rewrite: the kernel itself
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.int16])
+def test_the_rewrite_alone_poisons_undefined_lanes_as_the_checker_did(monkeypatch, dtype):
+    _no_checker_poison(monkeypatch)
+    src = np.arange(5, dtype=dtype)
+    out = np.zeros(1, dtype)
+    kit.launch(masked_sum, (1,), src, kit.OUT, 5, out=out, B=8, OTHER=False)
+    if np.dtype(dtype).kind == "f":
+        assert np.isnan(out[0]), out
+    else:
+        pattern = np.frombuffer(b"\xa5" * np.dtype(dtype).itemsize, dtype)[0]
+        assert out[0] == np.array([10, pattern, pattern, pattern], dtype).sum(dtype=dtype), out
+
+
+def test_a_jitted_helper_s_bare_masked_load_is_rewritten_in_the_kernel_that_calls_it(monkeypatch):
+    _no_checker_poison(monkeypatch)
+    out = np.zeros(1, np.float32)
+    with findings.collect() as found:
+        kit.launch(sums_through_a_helper, (1,), np.arange(5, dtype=np.float32), kit.OUT, 5, out=out, B=8)
+    assert found == [] and np.isnan(out[0]), (found, out)
+    assert helper_bare_load.fn.__code__.co_filename.endswith("test_triton_backend.py")   # the helper itself untouched
+
+
+def test_a_rewritten_kernel_s_findings_name_its_own_file_and_line():
+    out = np.zeros(8, np.float32)
+    with findings.collect() as found:
+        kit.launch(bare_load_then_past_the_end, (1,), np.arange(5, dtype=np.float32), kit.OUT, 5, out=out, B=8)
+    (f,) = found
+    assert f["class"] == "out-of-bounds" and f["access"] == "load", f
+    assert f["line"] == f"test_triton_backend.py:{_line_of(bare_load_then_past_the_end, 'x + tl.load(src + i)')}", f
+    assert np.isnan(out[5:]).all() and out[:5].tolist() == [0, 2, 4, 6, 8]
+
+
+def test_every_builtin_triton_kernel_runs_as_written():
+    """No built-in kernel (nor a jitted function it calls) has a masked load without other=, so
+    the rewrite hands each one back unchanged: its GPU compile is the kernel as written."""
+    import importlib
+    from refconv.tooling.triton import _rewrite
+    kernels = []
+    for name in ("_kernels", "_cuconv_kernels"):
+        mod = importlib.import_module(f"refconv.backends.triton.{name}")
+        kernels += [k for k in vars(mod).values() if isinstance(k, kit.LazyKernel)]
+    assert len(kernels) >= 8, kernels
+    assert [k.fn.__name__ for k in kernels if _rewrite.poisoned(k.fn) is not k.fn] == []
+
+
+def test_the_gpu_compile_of_a_rewritten_bare_masked_load_loads_nan_or_0xa5_in_its_masked_lanes(tmp_path):
+    """No GPU needed: Triton compiles for an sm_90 target here, and the kernel's TTIR shows the
+    load's other operand (what the masked-off lanes read on the GPU)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "compile.py"
+    script.write_text(
+        "import triton, triton.language as tl\n"
+        "from triton.backends.compiler import GPUTarget\n"
+        "from triton.runtime.jit import JITFunction\n"
+        "from refconv.tooling.triton import _rewrite\n"
+        "def masked_sum(src, dst, n, B: tl.constexpr):\n"
+        "    i = tl.arange(0, B)\n"
+        "    tl.store(dst, tl.sum(tl.load(src + i, mask=i < n)))\n"
+        "k = _rewrite.twin(JITFunction(masked_sum))\n"
+        "for dt in ('fp32', 'fp64', 'fp16', 'i32', 'u8', 'i64'):\n"
+        "    src = triton.compiler.ASTSource(fn=k, constexprs={'B': 8},\n"
+        "        signature={'src': '*' + dt, 'dst': '*' + dt, 'n': 'i32', 'B': 'constexpr'})\n"
+        "    ttir = triton.compile(src, target=GPUTarget('cuda', 90, 32)).asm['ttir']\n"
+        "    cst = {l.split(' = ')[0].strip(): l.split('dense<')[1].split('>')[0]\n"
+        "           for l in ttir.splitlines() if 'arith.constant dense' in l}\n"
+        "    load = next(l for l in ttir.splitlines() if 'tt.load' in l)\n"
+        "    print(dt, cst[load.split(',')[-1].split(':')[0].strip()])\n")
+    env = dict(os.environ, TRITON_INTERPRET="0", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = dict(line.split() for line in r.stdout.splitlines())
+    assert got == {"fp32": "0x7FC00000", "fp64": "0x7FF8000000000000", "fp16": "0x7E00",
+                   "i32": "-1515870811", "u8": "-91", "i64": "-6510615555426900571"}, got
 
 
 @kit.jit

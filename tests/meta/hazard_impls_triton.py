@@ -30,10 +30,11 @@ The hazards:
 ``triton_tf32_dot`` (wrong values)
     matvec through ``tl.dot`` in its default precision (TF32 on the GPU; the kit's interpreter
     emulates it) instead of ``input_precision="ieee"``.
-``triton_masked_no_other`` (wrong values under the interpreter)
+``triton_masked_no_other`` (wrong values, on the interpreter and on the GPU)
     the row-block reduction whose masked tile load has no ``other=``: Triton leaves the lanes
-    masked off undefined and ``tl.sum`` adds them.  The kit's interpreter fills them with NaN; the
-    GPU happens to give 0, so only the interpreter run catches it.
+    masked off undefined and ``tl.sum`` adds them.  The GPU and the plain interpreter happen to
+    give 0; the kit rewrites the load to pass ``other=`` NaN before the kernel is compiled or
+    interpreted, so the sum shows it on both.
 ``triton_strided_as_contiguous`` (wrong values; ``out-of-bounds`` where it reads a row pitch)
     declares ``layouts=("contiguous", "strided")``, is passed its inputs as they lie
     (``kit.strided``) with their strides, and addresses them as contiguous rows.

@@ -19,9 +19,12 @@ kernels through.
 * **work memory and strided views** -- :func:`scratch` (a read-write buffer shared by the
   launches of a run, starting as poison), :func:`strided` (an input passed as it lies in
   memory, its gaps poisoned) with :func:`strides` (its element strides, for the kernel).
-* **undefined lanes** -- under the interpreter a masked ``tl.load`` without ``other=`` gives
-  its masked-off lanes poison (NaN, or the bytes 0xA5 for integers) instead of the
-  interpreter's 0: Triton leaves them undefined, so a kernel that uses them fails every run.
+* **undefined lanes** -- before a launched kernel is compiled (GPU) or interpreted, each
+  masked ``tl.load`` without ``other=`` in it and in the ``@triton.jit`` functions it calls by
+  name is given ``other=`` poison of the pointer's element type (NaN, or the bytes 0xA5 for
+  integers) by :mod:`._rewrite`, instead of the 0 both targets happen to give: Triton leaves
+  those lanes undefined, so a kernel that uses them fails every run, on either target.  A
+  kernel without such loads runs as written.
 * **availability** -- :func:`available` is ``None`` or why the kernels cannot run here (triton
   not installed, no wheel for this platform, ``gpu`` asked without a GPU); it never raises.
 """
@@ -40,6 +43,8 @@ import numpy as np
 
 from refconv import timing
 from refconv.variant import BackendOption, MissingTarget, Target
+
+from . import _rewrite
 
 __all__ = ["CHOICES", "OPTION", "BENCH", "backend_fields", "configure", "choice", "mode", "interpreted",
            "available", "version", "describe", "target", "LazyKernel", "jit", "kernel_name", "HostArray",
@@ -179,7 +184,7 @@ class LazyKernel:
         m = mode()
         if m not in self._made:
             import triton
-            self._made[m] = triton.jit(self.fn, **self.kw)
+            self._made[m] = triton.jit(_rewrite.poisoned(self.fn), **self.kw)
         return self._made[m]
 
     def __getitem__(self, grid):
@@ -200,12 +205,13 @@ def jit(fn=None, **kw):
 
 def _runnable(kernel):
     """The object to index with a grid: a :class:`LazyKernel`'s kernel of the current mode, or a
-    plain ``triton.jit`` kernel (re-made as an interpreted function under the interpreter)."""
+    plain ``triton.jit`` kernel (re-made as an interpreted function under the interpreter); its
+    masked loads without ``other=`` given poison (:mod:`._rewrite`) either way."""
     if isinstance(kernel, LazyKernel):
         return kernel.made()
-    if interpreted() and not type(kernel).__name__ == "InterpretedFunction":
+    if interpreted():
         return _interpreted(kernel)
-    return kernel
+    return _rewrite.twin(kernel)
 
 
 @contextlib.contextmanager
@@ -216,7 +222,7 @@ def _jit_calls_interpreted():
     outside of the scope of a kernel"."""
     from triton.runtime.jit import JITFunction
     saved = JITFunction.__call__
-    JITFunction.__call__ = lambda self, *a, **k: _interpreted(self)(*a, **k)
+    JITFunction.__call__ = lambda self, *a, **k: _interpreted(self, launched=False)(*a, **k)
     try:
         yield
     finally:
@@ -226,14 +232,16 @@ def _jit_calls_interpreted():
 _INTERPRETED: dict = {}
 
 
-def _interpreted(kernel):
-    """An ``InterpretedFunction`` of a compiled-mode kernel's Python function, made once (keyed by
-    identity: hashing a ``JITFunction`` computes its cache key)."""
+def _interpreted(kernel, launched: bool = True):
+    """An ``InterpretedFunction`` of a kernel's Python function, made once (keyed by identity:
+    hashing a ``JITFunction`` computes its cache key).  A ``launched`` kernel's masked loads
+    without ``other=`` are given poison (:mod:`._rewrite`), as on the GPU; a jitted function it
+    calls runs as the kernel's globals name it (its rewritten twin where it had such loads)."""
     fn = getattr(kernel, "fn", kernel)
-    made = _INTERPRETED.get(id(fn))
+    made = _INTERPRETED.get((id(fn), launched))
     if made is None or made[0] is not fn:
         from triton.runtime.interpreter import InterpretedFunction
-        made = _INTERPRETED[id(fn)] = (fn, InterpretedFunction(fn))
+        made = _INTERPRETED[(id(fn), launched)] = (fn, InterpretedFunction(_rewrite.poisoned(fn) if launched else fn))
     return made[1]
 
 

@@ -20,7 +20,10 @@ fail the example being checked):
   launch of the run has written yet (the checker's poison): the written bytes are tracked per
   buffer across the launches of one run.
 
-A masked load without ``other=`` gives its masked-off lanes poison (:func:`poison`: NaN for
+The kit gives every masked load without ``other=`` it can see a poison ``other=`` before the
+kernel runs, on both targets (:mod:`._rewrite`); a load it cannot see (a helper reached through
+an attribute, ``**kwargs``, a kernel whose source cannot be read) still reaches the builder
+without ``other``, and its masked-off lanes get the same poison here (:func:`poison`: NaN for
 floats, the bytes 0xA5 for integers) where the plain interpreter gives 0: Triton defines them
 as undefined, so a kernel whose result depends on them fails every run (a kernel that never
 uses them is unaffected).
@@ -42,6 +45,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from refconv import findings
+
+from . import _rewrite
 
 
 @dataclass
@@ -81,13 +86,15 @@ def _source_line():
     while f is not None:
         fn = f.f_code.co_filename
         if not (fn.startswith(_TRITON_DIR) or fn.startswith(_NUMPY_DIR) or fn in _SKIP_FILES):
-            return os.path.basename(fn), f.f_lineno, f.f_code.co_name
+            # a kernel rewritten by the kit (undefined lanes poisoned) keeps its lines: its file's name
+            return os.path.basename(_rewrite.original_file(fn)), f.f_lineno, f.f_code.co_name
         f = f.f_back
     return None
 
 
 _TRITON_DIR = _NUMPY_DIR = "\0"
-_SKIP_FILES = {os.path.join(_HERE, "memcheck.py"), os.path.join(_HERE, "kit.py"), contextlib.__file__}
+_SKIP_FILES = {os.path.join(_HERE, "memcheck.py"), os.path.join(_HERE, "kit.py"), os.path.join(_HERE, "_rewrite.py"),
+               contextlib.__file__}
 
 
 class _Launch:
