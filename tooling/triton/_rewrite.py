@@ -9,11 +9,13 @@ the plain interpreter gives 0, so without this a kernel that sums them passes.
 How: the function's source (``inspect.getsourcelines``) is parsed; at every such call the text
 ``, other=<poison>(<pointer expression>)`` is inserted after its last argument (an explicit
 ``other=None`` is replaced), so every line keeps its number.  The edited function is compiled
-without its decorators under the file name ``<file> [refconv: undefined lanes of <function> poisoned]``,
-registered in :mod:`linecache` so that Triton (which re-reads a kernel's source, for the GPU
-compiler and for the interpreter alike) sees the edited text, and executed in a copy of the
-original function's globals (its closure variables added) where the poison helper and the
-rewritten twins of the ``@triton.jit`` functions it calls are bound.  The pointer expression is
+without its decorators under the file name ``<file> [refconv: undefined lanes of <function>
+poisoned]`` (:func:`original_file` maps it back), registered in :mod:`linecache` so that Triton
+(which re-reads a kernel's source, for the GPU compiler and for the interpreter alike) sees the
+edited text, and executed in a copy of the original function's globals, taken at its first
+launch (its closure variables added; a global rebound later is not seen), where the poison
+helper and the rewritten twins of the ``@triton.jit`` functions it calls are bound.  A function
+with nothing to rewrite, itself or below, is handed back as it is.  The pointer expression is
 evaluated a second time for its type only (Triton expressions have no side effects; the GPU
 compiler drops the copy).
 
