@@ -9,42 +9,8 @@ import numpy as np
 
 PATHS = ("cvt", "magic", "exact", "int", "swar")
 ARITH = ("auto", "cvt", "float", "int")
-#: on the ``swar`` path, how many of a thread's 16 columns (the last ones; 0 or 4) take the float
-#: ``exact`` arithmetic with ``trunc`` on every tap instead of the lanes.  Four shortened the
-#: busiest pipe while a sign tap took 6 instructions (H100: 17.2 us against 17.8 with none); with
-#: the multiply-high sign test (:data:`SWAR_SIGN` ``"hi"``) none was as fast at R = 2 (17.1 against
-#: 17.1 us) and faster at R = 5 (Numba 17.3 against 18.8, OpenCL 16.4 against 17.7;
-#: docs/performance.md, issue 24's seventh round), and the shipped shift was timed with none only.
-#: Read at each run by both twins, so that a sweep can time both settings.
-SWAR_FLOAT_COLS = 0
-#: on the ``swar`` path, how a sign tap (``TAP_SIGN``) moves each lane's bit 15 down to its units:
-#: ``"shift"``, ``(0x10001 & ~(s >> 15)) * (2**k - 1)`` (a shift and one logic op: the integer ALU);
-#: ``"hi"``, the high word of ``(~s & 0x80008000) * ((2**k - 1) << 17)``, which is ``2**k - 1`` in
-#: every lane whose bit 15 is clear (a multiply-add high, ``IMAD.HI``: the multiply pipe; ptxas
-#: adds a zeroed register for the low word of its 64-bit addend, often one more instruction); or
-#: ``"mixed"``: the multiply high on odd taps and the shift on even ones.  H100, the preset
-#: (issue 24's seventh round, docs/performance.md): shift 15.9 / 15.6 us (Numba R2 / OpenCL R5),
-#: mixed 16.3 / 15.8, hi 17.0 / 16.2.  ``"prmt"``: the lanes hold the complement ``2**15 - 1 - A``
-#: (bit 15 set where the sum ``A < 0``), a byte permute replicates each lane's bit 15 over its low
-#: byte and one multiply-add subtracts ``2**k - 1`` there, then an OR sets the low ``k`` bits: four
-#: instructions for two outputs, two on each pipe (shipped; H100, the same run: 13.9 / 13.7 us against
-#: the shift's 15.8 / 15.4, Numba R2 / OpenCL R5; issue 24's eighth round).  Read at each run by
-#: both twins, so that a sweep can time each.
-SWAR_SIGN = "prmt"
-SWAR_SIGNS = ("hi", "shift", "mixed", "prmt")
-
-
-def swar_sign() -> str:
-    """:data:`SWAR_SIGN`, checked against :data:`SWAR_SIGNS`."""
-    if SWAR_SIGN not in SWAR_SIGNS:
-        raise ValueError(f"filter2d_arith.SWAR_SIGN={SWAR_SIGN!r} not accepted; accepted: "
-                         + ", ".join(repr(v) for v in SWAR_SIGNS))
-    return SWAR_SIGN
-
-
 #: the bound on ``H * W`` below which both twins compute a row's place in 32-bit arithmetic (NVIDIA
-#: builds 64-bit products and shifts for it otherwise, about 20 instructions a row in numba's SASS);
-#: a test lowers it to run the 64-bit indexing on small images
+#: builds 64-bit products and shifts for it otherwise, about 20 instructions a row in numba's SASS)
 OFF32_LIMIT = 2 ** 31
 
 

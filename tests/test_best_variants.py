@@ -217,24 +217,23 @@ def test_numba_filter2d_best_matches_the_spec_on_every_path_and_layout(sim, rows
                                         ("filter2d/opencl/best_R5", {"wg_x": 8})])
 def test_filter2d_best_indexes_rows_alike_in_32_and_64_bit_offsets(request, monkeypatch, vid, params):
     """Images below filter2d_arith.OFF32_LIMIT index rows with 32-bit offsets (every test image is
-    one); with the limit at 0 the same cases take the 64-bit indexing, which only images past 2**31
-    pixels reach on a device: every path on the word layout (W % 16 == 0), both casts, the two-lane
-    path.  Each run must have asked which indexing applies and been told what the limit says."""
+    one); told that they do not fit, the same cases take the 64-bit indexing, which only images past
+    2**31 pixels reach on a device: every path on the word layout (W % 16 == 0), both casts, the
+    two-lane path.  Each run must have asked which indexing applies and been told the answer."""
     from refconv.backends import filter2d_arith
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
     answers = []
     fits = filter2d_arith.offsets_fit_int32
-    monkeypatch.setattr(filter2d_arith, "offsets_fit_int32",
-                        lambda H, W: answers.append(fits(H, W)) or answers[-1])
-    for limit in (2 ** 31, 0):
-        monkeypatch.setattr(filter2d_arith, "OFF32_LIMIT", limit)
+    for use32 in (True, False):
+        monkeypatch.setattr(filter2d_arith, "offsets_fit_int32",
+                            lambda H, W, use32=use32: answers.append(use32 and fits(H, W)) or answers[-1])
         answers.clear()
         for spec, _ in _filter2d_cases():
             if ",w=32," in spec or ",w=16," in spec:
                 _judge(vid, spec, {**params, "arith": "auto"})
         _judge(vid, F2D.format(h=7, w=48, shift=4, cast="wrap", image="random.3", weights="exact.2"),
                {**params, "arith": "auto"})
-        assert answers and set(answers) == {limit > 0}, (limit, answers)
+        assert answers and set(answers) == {use32}, (use32, answers)
 
 
 def test_arith_int_takes_the_integer_path_where_the_sums_are_exact_and_the_auto_path_elsewhere():
@@ -288,30 +287,9 @@ SWAR_WEIGHTS = (
 )
 
 
-@pytest.mark.parametrize("k", range(8))
-def test_the_multiply_high_sign_test_adds_2k_minus_1_to_exactly_the_lanes_whose_bit_15_is_clear(k):
-    """hi32((~s & 0x80008000) * ((2**k - 1) << 17)) + s, for every low lane and a spread of high lanes
-    (the numba twin's simulator helper, the formula of both twins' GPU code), against the lanes
-    taken apart: each lane gains 2**k - 1 where its bit 15 is clear, and the mask keeps it a
-    multiple of 2**k."""
-    from refconv.backends.numba_cuda.filter2d_best import _sim_lane_ops
-    op = _sim_lane_ops()["lanes_sign_hi"]
-    mk = (1 << k) - 1
-    clr = ~(mk * 0x10001)
-    lo = np.arange(1 << 16, dtype=np.int64)
-    for hi in (0, 1, 0x7FFF - mk, 0x7FFF, 0x8000, 0xFFFF - mk, 0x1234, 0xC3A5):
-        s = lo | (hi << 16)
-        got = np.array([op(int(v - (1 << 32) if v >= 1 << 31 else v), -0x7FFF8000, mk << 17, clr)
-                        for v in s[::97]], np.int64) & 0xFFFFFFFF
-        want_lo = ((lo + np.where(lo & 0x8000, 0, mk)) & ~mk)[::97]
-        want_hi = (hi + (0 if hi & 0x8000 else mk)) & ~mk & 0xFFFF
-        np.testing.assert_array_equal(got & 0xFFFF, want_lo & 0xFFFF)
-        np.testing.assert_array_equal(got >> 16, (want_hi + (want_lo >> 16)) & 0xFFFF)
-
-
 @pytest.mark.parametrize("k", [1, 2, 3, 7])
 def test_the_complemented_lanes_truncate_every_partial_sum_toward_zero(k):
-    """``SWAR_SIGN == "prmt"`` holds a lane as ``G = 2**15 - 1 - A``: for every partial sum ``A`` a
+    """The two-lane path holds a lane as ``G = 2**15 - 1 - A``: for every partial sum ``A`` a
     lane can hold (``-2**15 <= A < 2**15``), the sign tap's helper on ``G`` in the low lane (and a
     fixed high lane) gives ``2**15 - 1 - trunc(A)``, ``trunc`` toward zero to a multiple of ``2**k``;
     the floor and ceiling taps do where ``A >= 0`` and ``A <= 0``."""
@@ -364,8 +342,8 @@ def test_the_simulators_byte_permute_is_ptx_prmt_with_its_sign_replication():
 def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     """The ``swar`` path's lane operations are inline int32 expressions on a GPU (``_LANE_GPU``, never
     run under the simulator) and Python helpers under it (``_sim_lane_ops``).  Evaluated as numba
-    evaluates them on a GPU (int32 operands, wider intermediates narrowed to int32, ``>>`` on an
-    int32 arithmetic, CUDA's ``umulhi``, PTX ``prmt`` and ``mad.lo.s32``) with the kernels' own
+    evaluates them on a GPU (int32 operands, wider intermediates narrowed to int32, PTX ``prmt`` and
+    ``mad.lo.s32``) with the kernels' own
     constants (``lane_constants``), each expression equals its helper: every truncation on
     pairs of lanes at both ends of [0, 2**16) and at random, k = 0 .. 7, and the tap's multiply-add."""
     from refconv.backends.numba_cuda import filter2d_best as fb
@@ -377,14 +355,11 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
     sim = fb._sim_lane_ops()
     rng = np.random.default_rng(7)
     lanes = [0, 1, 3, 0x7FFC, 0x7FFF, 0x8000, 0x8003, 0xFFFC, 0xFFFF] + [int(v) for v in rng.integers(0, 1 << 16, 24)]
-    ops = {"lanes_floor": ("CLR",), "lanes_ceil": ("KM2", "CLR"), "lanes_sign": ("MK", "CLR"),
-           "lanes_sign_hi": ("SIGNS", "MKHI", "CLR"), "lanes_set": ("KM2",), "lanes_set_ceil": ("KM2",),
-           "lanes_set_sign": ("KINV", "KM2")}
+    ops = {"lanes_set": ("KM2",), "lanes_set_ceil": ("KM2",), "lanes_set_sign": ("KINV", "KM2")}
     assert set(ops) | {"imad", "mad"} == set(fb._LANE_GPU)
     for k in range(8):
         mk = (1 << k) - 1
-        ns = dict(int32=i32, umulhi=lambda a, b: i32(((a & 0xFFFFFFFF) * (b & 0xFFFFFFFF)) >> 32),
-                  prmt=_prmt, mad=lambda a, b, c: i32(a * b + c),      # PTX mad.lo.s32: the low word
+        ns = dict(int32=i32, prmt=_prmt, mad=lambda a, b, c: i32(a * b + c),      # PTX mad.lo.s32: the low word
                   **{name: int(v) for name, v in fb.lane_constants(k).items()})   # the kernels' constants
         for lo in lanes:
             for hi in lanes[::3]:
@@ -399,13 +374,6 @@ def test_the_gpu_lane_expressions_compute_what_the_simulator_helpers_compute():
         assert eval(fb._LANE_GPU["mad"].format("w", "x", "s"), ns) == i32(sim["mad"](w, x, s))
 
 
-def test_an_unknown_sign_test_is_refused_naming_the_accepted_ones(monkeypatch):
-    from refconv.backends import filter2d_arith
-    monkeypatch.setattr(filter2d_arith, "SWAR_SIGN", "shfit")
-    with pytest.raises(ValueError, match=r"SWAR_SIGN='shfit' not accepted; accepted: 'hi', 'shift', 'mixed', 'prmt'"):
-        filter2d_arith.swar_sign()
-
-
 def _swar_cases():
     for w, k, kinds in SWAR_WEIGHTS:
         for n, (h, wd) in enumerate(SHAPES_F2D + ((7, 48),)):
@@ -417,45 +385,23 @@ def _swar_cases():
                 yield p.with_inputs({"image": img, "weights": w.reshape(3, 3)}), k, kinds
 
 
-@pytest.mark.parametrize("fcols,sign", [(0, "shift"), (0, "hi"), (4, "mixed"), (0, "prmt")])
 @pytest.mark.parametrize("vid,params", [("filter2d/numba_cuda/best_R2", {"bx": 32}),
                                         ("filter2d/numba_cuda/best_R5", {"bx": 32}),
                                         ("filter2d/opencl/best_R2", {"wg_x": 8}),
                                         ("filter2d/opencl/best_R5", {"wg_x": 8})])
-def test_filter2d_best_two_lane_path_matches_the_spec(request, monkeypatch, vid, params, fcols, sign):
-    """arith=auto with a wrapped output takes the two-lane path: every tap kind (mask, add and mask,
+def test_filter2d_best_two_lane_path_matches_the_spec(request, vid, params):
+    """arith=auto with a wrapped output takes the two-lane path: every tap kind (floor, ceiling,
     sign test, none), k = 0, 2, 3, the lanes' ends (a uint8 image of 255s under weights whose
     negative or positive m sum to 128), both layouts (W % 16 == 0 and bytes), one output row,
-    shifts up to 7 - k; the sign test by a shift without float columns (as shipped), by a multiply
-    high, by each on alternate taps with the last 4 columns on the float path, and on complemented
-    lanes by a byte permute; the kernel's bits against the spec's."""
-    from refconv.backends import filter2d_arith
+    shifts up to 7 - k; the kernel's bits against the spec's."""
     from refconv.backends.filter2d_arith import swar_plan
     request.getfixturevalue("sim" if "numba" in vid else "pocl")
-    monkeypatch.setattr(filter2d_arith, "SWAR_FLOAT_COLS", fcols)
-    monkeypatch.setattr(filter2d_arith, "SWAR_SIGN", sign)
     for p, k, kinds in _swar_cases():
         w = p.inputs["weights"].astype(np.float32)
         plan = swar_plan(w, p.option("shift"), False)
         assert plan is not None and plan[0] == k and plan[2] == kinds, (w, plan)
         r = check_example(_variant(vid), p, {**params, "arith": "auto"})
         assert r.status == "pass", f"{vid} on {p.descriptor()} weights {w.tolist()}: {r.message}"
-
-
-@pytest.mark.parametrize("rows", [2, 5])
-def test_numba_filter2d_best_with_the_weights_as_literals_matches_the_spec(sim, monkeypatch, rows):
-    """The roofline sweep's ``wlit`` build (WEIGHT_LITERALS: one kernel per weight set, the weights
-    in its source) on the two-lane cases: the literals must be the run's own weights (a kernel
-    built for other weights, or reading the arguments' signs the other way, fails)."""
-    from refconv.backends.numba_cuda import filter2d_best
-    monkeypatch.setattr(filter2d_best, "WEIGHT_LITERALS", True)
-    built = []
-    source = filter2d_best.source
-    monkeypatch.setattr(filter2d_best, "source", lambda *a, **k: built.append(a[-1]) or source(*a, **k))
-    for p, _, _ in _swar_cases():
-        r = check_example(_variant(f"filter2d/numba_cuda/best_R{rows}"), p, {"bx": 32, "arith": "auto"})
-        assert r.status == "pass", f"R{rows} on {p.descriptor()}: {r.message}"
-    assert any(len(w) == 9 for w in built), built
 
 
 def _sobel_cases():
@@ -477,17 +423,17 @@ def test_opencl_sobel_best_matches_the_spec_on_every_layout(pocl, rows):
         _judge(f"sobel/opencl/best_R{rows}", spec, {"wg_x": 8})
 
 
-@pytest.mark.parametrize("build", ["-DGRAY_FMA=0", "-DTRUNC_ALL"])
+@pytest.mark.parametrize("build", ["-DGRAY_FMA=0"])
 def test_opencl_alternative_builds_timed_by_the_roofline_sweep_match_the_spec(pocl, monkeypatch, build):
-    """lab/sweeps/gpu_roofline_sweep.py times two other builds of the OpenCL best kernels against the
-    shipped ones (sobel's gray products as subtract-and-multiply, filter2d's trunc() on every tap):
-    both must give the spec's bits too, or the comparison is of a wrong kernel."""
-    from refconv.backends.opencl import filter2d_best as fb, sobel_best as sb
-    mod = sb if "GRAY" in build else fb
+    """lab/sweeps/gpu_roofline_sweep.py times another build of the OpenCL sobel best kernel against the
+    shipped one (the gray products as subtract-and-multiply): it must give the spec's bits too, or
+    the comparison is of a wrong kernel."""
+    from refconv.backends.opencl import sobel_best as sb
+    mod = sb
     orig = mod.options
     monkeypatch.setattr(mod, "options", lambda *a: orig(*a) + (build,))
     from refconv.runner import check_variant
-    vid = "sobel/opencl/best_R2" if mod is sb else "filter2d/opencl/best_R2"
+    vid = "sobel/opencl/best_R2"
     r = check_variant(_variant(vid), "ci", seed=0, failures_dir=None, shrink=False)   # directed cases + 25
     assert r.status == "pass", f"{vid} built with {build}: {r.reason}"
 

@@ -36,24 +36,26 @@ weights and the output stage (``arith="auto"``; ``arith="float"``: never ``swar`
   and partial sum is exactly representable, so ``rn(rn(w*x) + a) == fma(w, x, a)``: one FMA a tap;
 * ``int`` (``arith="int"`` only, where ``exact`` applies): the same exact sums as int32 in units of
   ``2**-k``, the truncation an add and a mask (:func:`_output_int`): about as many instructions as
-  ``exact`` (sm_90 SASS, 39 an output) but on the integer pipes instead of the float and conversion
-  ones; slower than ``exact`` on an H100 (20.2 against 19.0 us), so ``auto`` never takes it.  The
-  OpenCL twin has no ``int``;
+  ``exact`` but on the integer pipes instead of the float and conversion ones, and slower, so
+  ``auto`` never takes it.  The OpenCL twin has no ``int``;
 * ``swar`` (where :func:`refconv.backends.filter2d_arith.swar_plan` allows: small dyadic weights,
   a wrapped output, ``k + shift <= 7``): output columns ``i`` and ``i + 2`` in the two 16-bit lanes of
   one int32, one multiply-add a tap for both and the tap's truncation toward zero chosen from the
-  weights' signs (:func:`_output_swar`; as shipped, ``filter2d_arith.SWAR_SIGN == "prmt"``, the
-  lanes hold their complement and a sign tap takes its correction from one byte permute and one
-  multiply-add, :func:`_output_swar_set`; ``"shift"``, ``"hi"`` and ``"mixed"`` move each lane's bit
-  15 down by a shift or a multiply high, ``IMAD.HI``); the last ``SWAR_FLOAT_COLS`` columns (none
-  by default) may take ``exact`` with ``truncf`` on every tap (:func:`_output_float_col`), so that
-  the conversion unit shares the work (H100: 12.4 us on the preset at R = 2, 12.8 at R = 5,
-  against 19.2 us for ``exact``, docs/performance.md, issue 24's ninth round).
+  weights' signs; the lanes hold their complement and a sign tap takes its correction from one byte
+  permute and one multiply-add (:func:`_output_swar`).
+
+What a kernel is built from is one frozen :class:`Build`: the variant's design (``rows``, a register
+cap) and what the host picks for a problem (path, layout, cast, the two-lane plan, the indexing).  The
+shipped designs are :data:`BEST_R2` and :data:`BEST_R5`; :func:`make_variant` makes a variant of any
+design (the lab's sweeps pass theirs), :func:`source` gives a build's kernel source, and
+``docs/kernels/`` holds that source for the preset's builds (``tests/test_kernel_sources.py``).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import linecache
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -64,25 +66,13 @@ from refconv.backends.filter2d_arith import (ARITH, TAP_CEIL, TAP_FLOOR, TAP_NON
                                              dyadic_exponent, swar_plan)
 
 ORIGIN = "refconv (issue #24): register-blocked rows, 16-byte-wide rows per thread; spec of seed 000"
-#: output rows a thread computes.  R = 5 makes the preset's grid one wave on an H100 at 14 blocks
-#: of 64 an SM (1842 blocks; R = 2: 2.49 waves, R = 4: 1.25); R = 1, 3, 4, 6 and 8 were measured
-#: too (docs/performance.md, issue 24's seventh round) and left out: each R is a kernel of its
-#: own, and every one costs the compile check (~23 s of CPU) and CI its conformance
-ROWS = (2, 5)
 COLS = 16
 #: threads a block by default: a preset row of 3072 is 192 chunks of 16 columns, which 64 divides
 #: (128 left a quarter of every second block idle)
 BX = 64
 #: bytes of zeros before and after the image on the word layout (:func:`padded_image`): a multiple of
-#: 256, so that the rows start on whole 128-byte lines as they would unpadded (an H100 timed 16 and
-#: 256 alike: R = 2, 12.37-12.46 and 12.38-12.54 us)
+#: 256, so that the rows start on whole 128-byte lines as they would unpadded
 PAD = 256
-#: build the two-lane kernel (``prmt``) with the weights as literals, one kernel per weight set, instead
-#: of reading the nine scalar arguments (timed by scripts/gpu_roofline_sweep.py's ``wlit`` build)
-WEIGHT_LITERALS = False
-#: a cap on the registers a thread (``cuda.jit(max_registers=...)``; None: ptxas's choice).  A module
-#: constant rather than a launch parameter: scripts/gpu_roofline_sweep.py times other caps by setting it
-MAX_REGISTERS = None
 
 SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": ("valid",),
             "flip": (False,), "accumulator": ("int",), "shift": Range(0, 8), "cast": ("wrap", "saturate"),
@@ -90,6 +80,37 @@ SUPPORTS = {"dtype": ("uint8",), "c": (0,), "kh": (3,), "kw": (3,), "boundary": 
 
 _M = 8388608.0          # 2**23
 _CB = 12582912.0        # 1.5 * 2**23: n + _CB for |n| < 2**22 is exact, its low byte n mod 256
+
+
+@dataclass(frozen=True)
+class Build:
+    """One kernel build.  The design: ``rows``, the output rows a thread computes (each R is a
+    kernel of its own), and ``max_registers``, a cap on a thread's registers (None: ptxas's choice).
+    What the host picks for a problem (:func:`specialise`): the arithmetic ``path`` (``cvt``,
+    ``magic``, ``exact``, ``int`` or ``swar``, :func:`refconv.backends.filter2d_arith.choose_path`);
+    ``vec``, the word layout (``W % 16 == 0``); ``sat``, a saturating cast (else wrap); ``k``, the
+    weights' units ``2**-k`` on the ``int`` and ``swar`` paths, and ``kinds``, the two-lane path's
+    tap kinds (:func:`refconv.backends.filter2d_arith.swar_plan`); ``off32`` (with ``vec``), row
+    places as int32 word indices (:func:`refconv.backends.filter2d_arith.offsets_fit_int32`); and
+    ``exact``, every band of ``rows`` output rows complete
+    (:func:`refconv.backends.filter2d_arith.bands_exact`)."""
+
+    rows: int
+    path: str = "cvt"
+    vec: bool = False
+    sat: bool = False
+    k: int = 0
+    kinds: tuple = ()
+    off32: bool = False
+    exact: bool = False
+    max_registers: int | None = None
+
+
+#: the shipped designs, ``filter2d/numba_cuda/best_R2`` and ``best_R5``: R = 5 makes the preset's grid
+#: one wave of blocks on an H100 (docs/performance.md)
+BEST_R2 = Build(rows=2)
+BEST_R5 = Build(rows=5)
+SHIPPED = (BEST_R2, BEST_R5)
 
 
 # ----------------------------------------------------------------------------- device helpers
@@ -151,14 +172,9 @@ def _sim_lane_ops() -> dict:
 
     return dict(imad=imad, mad=imad,
                 imin=lambda a, b: i32(min(int(a), int(b))),
-                lanes_floor=lambda s, clr: i32(int(s) & int(clr)),
-                lanes_ceil=lambda s, km2, clr: i32((int(s) + int(km2)) & int(clr)),
-                lanes_sign=lambda s, mk, clr: i32((int(s) + ((~int(s) >> 15) & 0x10001) * int(mk)) & int(clr)),
-                lanes_sign_hi=lambda s, signs, mkhi, clr: i32(
-                    (int(s) + (((~int(s) & int(signs) & 0xFFFFFFFF) * (int(mkhi) & 0xFFFFFFFF)) >> 32)) & int(clr)),
-                # the complemented lanes of SWAR_SIGN "prmt" (:func:`_output_swar_set`); the sign
-                # helper subtracts 2**k - 1 from the lanes whose bit 15 is set directly, not through
-                # the GPU's byte permute and KINV, so that the two formulas check each other
+                # the complemented lanes (:func:`_output_swar`); the sign helper subtracts 2**k - 1
+                # from the lanes whose bit 15 is set directly, not through the GPU's byte permute
+                # and KINV, so that the two formulas check each other
                 lanes_set=lambda s, km2: i32(int(s) | int(km2)),
                 lanes_set_ceil=lambda s, km2: i32((int(s) - int(km2)) | int(km2)),
                 lanes_set_sign=lambda s, kinv, km2: i32(
@@ -192,7 +208,7 @@ def _ptx_intrinsic(ptx: str, nargs: int = 3):
 
 
 def _asm_ops() -> dict:
-    """The inline PTX of the kernels: for the ``prmt`` sign test's lanes (:func:`_output_swar_set`) ``prmt``, since
+    """The inline PTX of the kernels: for the two-lane path's sign taps (:func:`_output_swar`) ``prmt``, since
     libdevice's ``__nv_byte_perm`` keeps only the low three bits of each selector nibble (sm_90 SASS
     of ``byte_perm(s, 0, 0x4B49)``: ``PRMT ... 0x4341``), dropping the sign replication; ``mad``
     (``mad.lo.s32``), since LLVM reassociates a tap's multiply-add with the next one's where no
@@ -263,12 +279,12 @@ def _load_raw(j: int, vec: bool, off32: bool = False, exact: bool = False) -> li
 _WORD_PIXELS = (("h{j}_0", 3), *((f"q{{j}}_{i // 4}", i % 4) for i in range(16)), ("h{j}_1", 0))
 
 
-def _convert_row(j: int, slot: int, path: str, vec: bool, fcols: int = 0) -> list:
+def _convert_row(j: int, slot: int, path: str, vec: bool) -> list:
     """Lines converting raw row ``j`` into ``p{slot}_0 .. p{slot}_17`` (columns c0-1 .. c0+16).  Off
     the ``cvt`` path a word's byte ``b`` becomes ``bits(0x4B000000 | x)`` in one byte permute
     (``__byte_perm(q, 0x4B000000, 0x7540 | b)``), then ``- 2**23``."""
     if path == "swar":
-        return _pair_row(j, slot, vec) + (_float_cols_row(j, slot, vec, fcols) if fcols else [])
+        return _pair_row(j, slot, vec)
     conv = _conv(path)
     if not vec:
         return [f"p{slot}_{i} = {conv(f'b{j}_{i}')}" for i in range(18)]
@@ -308,47 +324,15 @@ def _pair_row(j: int, slot: int, vec: bool) -> list:
     return L
 
 
-def _float_cols_row(j: int, slot: int, vec: bool, fcols: int) -> list:
-    """The ``swar`` path's float columns (the last ``fcols`` of the 16): raw row ``j``'s pixels of
-    columns ``16 - fcols - 1 .. 16`` as floats ``f{slot}_{c + 1}`` (the float paths' byte-to-float)."""
-    L, conv = [], _conv("exact")
-    for n in range(16 - fcols, 18):            # n = column + 1
-        if not vec:
-            L.append(f"f{slot}_{n} = {conv(f'b{j}_{n}')}")
-        else:
-            word, b = _WORD_PIXELS[n]
-            L.append(f"f{slot}_{n} = fadd(int_as_float(byte_perm(int32({word.format(j=j)}), MAGI, SEL{b})), NEGM)")
-    return L
-
-
-def _output_float_col(i: int, rows: tuple) -> list:
-    """The ``swar`` path's float column ``i``: the ``exact`` path's FMA a tap on the float weights
-    ``wf`` (``m * 2**-k``, exact), ``(float)(int)s`` as ``truncf`` (the conversion unit, idle on the
-    lanes' integer arithmetic) before every tap; ``v{i}`` as :func:`_output`'s."""
-    L = [f"s = fmul(wf0, f{rows[0]}_{i})"]
-    for t in range(1, 9):
-        a, b = divmod(t, 3)
-        L += ["a = truncf(s)", f"s = fma(wf{t}, f{rows[a]}_{i + b}, a)"]
-    return L + [f"v{i} = fma_rd(truncf(s), sc, CB)"]
-
-
 #: the ``swar`` path's pairs: output columns ``i`` (low lane) and ``i + 2`` (high lane)
 PAIRS = (0, 1, 4, 5, 8, 9, 12, 13)
 #: the lane operations: inline int32 expressions on a GPU (numba's 64-bit intermediates, which NVVM
 #: narrows back to 32 bits), the helpers of :func:`_sim_lane_ops` under the simulator
-_LANE_GPU = {"imad": "int32({0} * {1} + {2})", "mad": "mad({0}, {1}, {2})", "lanes_floor": "int32({0} & {1})",
-             "lanes_ceil": "int32(({0} + {1}) & {2})",
-             "lanes_sign": "int32(({0} + (LANES & ~({0} >> I15)) * {1}) & {2})",
-             "lanes_sign_hi": "int32(({0} + umulhi(int32(~{0} & {1}), {2})) & {3})",
+_LANE_GPU = {"imad": "int32({0} * {1} + {2})", "mad": "mad({0}, {1}, {2})",
              "lanes_set": "int32({0} | {1})", "lanes_set_ceil": "int32(({0} - {1}) | {1})",
              "lanes_set_sign": "int32((prmt({0}, I0, SGNB) * {1} + {0}) | {2})"}
-#: each tap kind's truncation (:func:`refconv.backends.filter2d_arith.tap_kinds`): the lane operation and
-#: its constants
-_LANE_TRUNC = {TAP_NONE: None, TAP_FLOOR: ("lanes_floor", "CLR"), TAP_CEIL: ("lanes_ceil", "KM2", "CLR"),
-               TAP_SIGN: ("lanes_sign", "MK", "CLR")}
-#: ``TAP_SIGN`` with ``SWAR_SIGN == "hi"``: the lane's bit 15 moved down by a multiply-add high
-_LANE_SIGN_HI = ("lanes_sign_hi", "SIGNS", "MKHI", "CLR")
-#: each tap kind's truncation on the complemented lanes of ``SWAR_SIGN == "prmt"``
+#: each tap kind's truncation (:func:`refconv.backends.filter2d_arith.tap_kinds`) on the complemented
+#: lanes: the lane operation and its constants
 _LANE_SET = {TAP_NONE: None, TAP_FLOOR: ("lanes_set", "KM2"), TAP_CEIL: ("lanes_set_ceil", "KM2"),
              TAP_SIGN: ("lanes_set_sign", "KINV", "KM2")}
 
@@ -357,39 +341,18 @@ def lane_constants(k: int) -> dict:
     """The constants of the ``swar`` path's lane operations (``_LANE_GPU`` and the helpers of
     :func:`_sim_lane_ops`) for weights in units of ``2**-k``, as the kernels' namespace holds them."""
     mk = (1 << k) - 1
-    return dict(BIAS2=np.int32(-0x7FFF8000), MK=np.int32(mk), KM2=np.int32(mk * 0x10001),
-                CLR=np.int32(~(mk * 0x10001)), I15=np.int32(15), LANES=np.int32(0x10001),
-                SIGNS=np.int32(-0x7FFF8000), MKHI=np.int32(mk << 17), I0=np.int32(0),
-                BIASC=np.int32(0x7FFF7FFF), SGNB=np.int32(0x4B49), KINV=np.int32(mk * 0x01010101))
+    return dict(KM2=np.int32(mk * 0x10001), I0=np.int32(0), BIASC=np.int32(0x7FFF7FFF), SGNB=np.int32(0x4B49),
+                KINV=np.int32(mk * 0x01010101))
 
 
 def _lane(sim: bool, op: str, *args: str) -> str:
     return f"{op}({', '.join(args)})" if sim else _LANE_GPU[op].format(*args)
 
 
-def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool, sign: str = "shift") -> list:
+def _output_swar(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
     """Lines computing ``v{i}``, the lanes of output columns ``i`` and ``i + 2`` (the ``swar`` path,
-    :func:`refconv.backends.filter2d_arith.swar_plan`): ``s = 2**15 * 0x10001`` (the bias of both
-    lanes), then per tap ``s = m * X + s`` (``X`` the tap's column pair) and the tap's truncation
-    (its kind: none, mask, add and mask, or add ``2**k - 1`` to the lanes whose bit 15 is clear and
-    mask, that bit moved down as ``sign`` says, :data:`refconv.backends.filter2d_arith.SWAR_SIGN`);
-    ``v = s >> (k + shift)``, whose bytes 0 and 2 are the two outputs (wrapped)."""
-    if sign == "prmt":
-        return _output_swar_set(i, rows, kinds, sim)
-    L = []
-    for t in range(9):
-        a, b = divmod(t, 3)
-        L.append("s = " + _lane(sim, "imad", f"w{t}", f"p{rows[a]}_{i + b}", "BIAS2" if t == 0 else "s"))
-        hi = sign == "hi" or (sign == "mixed" and t % 2 == 1)
-        op = _LANE_SIGN_HI if kinds[t] == TAP_SIGN and hi else _LANE_TRUNC[kinds[t]]
-        if op:
-            L.append("s = " + _lane(sim, op[0], "s", *op[1:]))
-    L.append(f"v{i} = int32(s >> ks)")
-    return L
-
-
-def _output_swar_set(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
-    """:func:`_output_swar` with ``SWAR_SIGN == "prmt"``: each lane holds ``G = 2**15 - 1 - A``, the
+    :func:`refconv.backends.filter2d_arith.swar_plan`; ``kinds``: each tap's truncation, none, floor,
+    ceiling or by the lane's sign).  Each lane holds ``G = 2**15 - 1 - A``, the
     bitwise complement of ``2**15 + A`` (``A`` the partial sum in units of ``2**-k``), so that its
     bit 15 is set exactly where ``A < 0``; ``s = (2**15 - 1) * 0x10001``, a tap is
     ``s = (-m) * X + s`` and truncating ``A`` toward zero is, on ``G`` (whose low ``k`` bits are all
@@ -398,7 +361,7 @@ def _output_swar_set(i: int, rows: tuple, kinds: tuple, sim: bool) -> list:
     byte permute, ``prmt(s, 0, 0x4B49)`` (``0xFF`` in the low byte of each lane whose bit 15 is set,
     0 elsewhere), times ``KINV = (2**k - 1) * 0x01010101`` (``0xFF * KINV = -(2**k - 1) mod
     2**32``), one multiply-add: four instructions for two outputs, two on the integer ALU and two
-    on the multiply pipe (the shift's five take three of the integer ALU's).  The output:
+    on the multiply pipe.  The output:
     ``v = s * nsc + nsc`` with ``nsc = -2**(8 - k - shift)``, which is ``~s << (8 - k - shift)`` (the
     complement ``~s = -s - 1``): the output bytes (bits ``k + shift ..`` of each lane) land in
     bytes 1 and 3, and the low lane's bits above 16 stay below the high lane's output byte (one
@@ -471,17 +434,11 @@ def _output_int(i: int, taps: list, sat: bool, k: int) -> list:
     return L
 
 
-def _byte(i: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
-    """Output column ``i``'s byte (``lb``: on the ``swar`` path, the bit of a lane where the output
-    byte starts, 0 or 8)."""
-    if path == "swar" and i >= COLS - fcols:        # a float column: as the float paths
-        return _byte(i, sat, "exact")
-    if path == "swar" and lb:   # byte 1 (3) of pair i (i - 2): a byte permute, not a shift, which
+def _byte(i: int, sat: bool, path: str) -> str:
+    """Output column ``i``'s byte."""
+    if path == "swar":          # byte 1 (3) of pair i (i - 2): a byte permute, not a shift, which
         hi = i % 4 >= 2         # numba widens to 64 bits and LLVM then keeps the multiply-add's high word
         return f"uint32(byte_perm(v{i - 2 * hi}, I0, SELZ{1 + 2 * hi}))"
-    if path == "swar":      # column i: the low lane of pair i, or the high lane of pair i - 2
-        hi = i % 4 >= 2
-        return f"((uint32(v{i - 2 * hi}) >> S{16 * hi}) & UFF)"
     if path == "int":
         return f"(uint32(v{i}) & UFF)"
     if path != "cvt":
@@ -489,13 +446,11 @@ def _byte(i: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
     return f"uint32(min(max(v{i}, I0), I255))" if sat else f"(uint32(v{i}) & UFF)"
 
 
-def _word(q: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
+def _word(q: int, sat: bool, path: str) -> str:
     """The output word of columns c0+4q .. c0+4q+3 (byte permutes of the float results' low bytes
-    off the ``cvt`` path; ``lb`` as for :func:`_byte`)."""
-    if path == "swar" and 4 * q >= COLS - fcols:   # float columns: as the float paths
-        return _word(q, sat, "exact")
+    off the ``cvt`` path)."""
     if path == "swar":      # columns 4q, 4q+1 (low lanes), 4q+2, 4q+3 (high lanes): one byte permute
-        return f"byte_perm(v{4 * q}, v{4 * q + 1}, {'SWW8' if lb else 'SWW'})"
+        return f"byte_perm(v{4 * q}, v{4 * q + 1}, SWW8)"
     if path == "int":       # the low bytes of the four ints, packed by byte permutes
         f = [f"v{4 * q + b}" for b in range(4)]
         return f"byte_perm(byte_perm({f[0]}, {f[1]}, PK0), byte_perm({f[2]}, {f[3]}, PK0), PK1)"
@@ -505,32 +460,31 @@ def _word(q: int, sat: bool, path: str, fcols: int = 0, lb: int = 0) -> str:
     return " | ".join(f"({_byte(4 * q + b, sat, path)} << S{8 * b})" for b in range(4))
 
 
-def _store(vec: bool, sat: bool, path: str, fcols: int = 0, lb: int = 0, off32: bool = False) -> list:
+def _store(vec: bool, sat: bool, path: str, off32: bool = False) -> list:
     """Lines storing row ``r``'s 16 outputs: where the whole chunk is interior (``full``, computed
     once before the row loop: every thread but a row's first and last) two 64-bit stores, else
-    word or byte stores each guarded by its columns (``lb`` as for :func:`_byte`; ``off32`` as for
-    :func:`source`)."""
+    word or byte stores each guarded by its columns (``off32`` as for :func:`source`)."""
     if vec and off32:
         L = ["oq = uint64(mad(int32(r), W8, gx2))", "ob = oq * U8"]
     else:
         L = ["ob = uint64(r) * Wu + c0u", "oq = ob >> U3"]
     if vec:
         L.append("if full:")
-        L += [f"    out64[oq + U{h}] = uint64(uint32({_word(2 * h, sat, path, fcols, lb)})) | "
-              f"(uint64(uint32({_word(2 * h + 1, sat, path, fcols, lb)})) << U32)" for h in range(2)]
+        L += [f"    out64[oq + U{h}] = uint64(uint32({_word(2 * h, sat, path)})) | "
+              f"(uint64(uint32({_word(2 * h + 1, sat, path)})) << U32)" for h in range(2)]
         L.append("else:")
         for q in range(4):
             L.append(f"    if c0 + {4 * q} >= 1 and c0 + {4 * q + 3} <= W - 2:")
-            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path, fcols, lb)}")
+            L.append(f"        out32[(ob >> U2) + U{q}] = {_word(q, sat, path)}")
             L.append("    else:")
             for b in range(4):
                 i = 4 * q + b
                 L.append(f"        if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols, lb)})")
+                L.append(f"            out8[ob + U{i}] = uint8({_byte(i, sat, path)})")
     else:
         for i in range(COLS):
             L.append(f"if c0 + {i} >= 1 and c0 + {i} <= W - 2:")
-            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path, fcols, lb)})")
+            L.append(f"    out8[ob + U{i}] = uint8({_byte(i, sat, path)})")
     return L
 
 
@@ -557,26 +511,22 @@ def unrolled_rows(rows: int, step, full: bool = False) -> list:
     return [f"for k in range(0, {rows}, 3):"] + ["    " + x for x in L]
 
 
-def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple = (), sim: bool = False,
-           fcols: int = 0, sign: str = "shift", off32: bool = False, exact: bool = False,
-           wlit: tuple = ()) -> str:
-    """The Python source of the kernel ``kern(img8, img64, out8, out32, out64, wg0, .., wg8, H, W, shift, sc)``
-    (``sat``: saturate, else wrap; ``sc = 2**-shift``; the weights are nine scalar arguments, which
-    sit in the constant bank and feed each multiply-add directly instead of being loaded by every
-    thread): two input rows loaded and converted and the
-    third loaded before the ``rows`` output rows (:func:`unrolled_rows`, fully unrolled, the register
-    rows renamed instead of copied), each of which converts the loaded row
-    into the bottom register row, loads the row after it (issued before this row's arithmetic and
-    stores, so the load overlaps them; not on the band's last row, whose next row no output of the
-    thread uses), computes and stores.  ``off32`` (with ``vec``; the run's choice where
-    :func:`refconv.backends.filter2d_arith.offsets_fit_int32`): a row chunk's place is an int32
-    index of 8-byte words, ``row * W/8 + c0/8``, one multiply-add (inline PTX, kept 32-bit), widened
-    once and scaled by the address arithmetic, instead of numba's 64-bit products and shifts (about
-    20 instructions a row).  ``exact`` (the run's choice where
-    :func:`refconv.backends.filter2d_arith.bands_exact`): no row is tested against the last output
-    row nor clamped to the last input row.  ``wlit`` (nine ints, the prmt two-lane path only,
-    :data:`WEIGHT_LITERALS`): the weights as literals, the arguments unread.  On the word layout
-    (``vec``) ``img8`` and ``img64`` are the padded buffer of :func:`padded_image`."""
+def source(build: Build, sim: bool = False) -> str:
+    """The Python source of ``build``'s kernel ``kern(img8, img64, out8, out32, out64, wg0, .., wg8, H,
+    W, shift, sc)`` (``sim``: the lane operations as the simulator's helpers, else inline int32
+    expressions and PTX; ``sc = 2**-shift``; the weights are nine scalar arguments, which sit in the
+    constant bank and feed each multiply-add directly instead of being loaded by every thread): two
+    input rows loaded and converted and the third loaded before the ``rows`` output rows
+    (:func:`unrolled_rows`, fully unrolled, the register rows renamed instead of copied), each of
+    which converts the loaded row into the bottom register row, loads the row after it (issued
+    before this row's arithmetic and stores, so the load overlaps them; not on the band's last row,
+    whose next row no output of the thread uses), computes and stores.  ``off32`` (with ``vec``): a
+    row chunk's place is an int32 index of 8-byte words, ``row * W/8 + c0/8``, one multiply-add
+    (inline PTX, kept 32-bit), widened once and scaled by the address arithmetic, instead of numba's
+    64-bit products and shifts (about 20 instructions a row).  ``exact``: no row is tested against
+    the last output row nor clamped to the last input row.  On the word layout (``vec``) ``img8``
+    and ``img64`` are the padded buffer of :func:`padded_image`."""
+    rows, path, vec, sat, off32, exact = build.rows, build.path, build.vec, build.sat, build.off32, build.exact
     body = ["gx = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x",
             "c0 = gx * 16",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -586,35 +536,29 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
             "full = c0 >= 1 and c0 + 15 <= W - 2"]
     if vec and off32:       # gx2: the chunk's 8-byte word in an output row, gi2: in the padded input
         body += ["W8 = int32(W >> 3)", "gx2 = int32(gx * 2)", "gi2 = int32(gx2 + IPAD8)", "Hm1 = int32(H - 1)"]
-    if path == "swar" and sign == "prmt":      # the complemented lanes: the host passes -m
-        body += [f"n{t} = {f'int32({wlit[t]})' if wlit else f'wg{t}'}" for t in range(9)]
+    if path == "swar":      # the complemented lanes: the host passes -m
+        body += [f"n{t} = wg{t}" for t in range(9)]
         body += [f"w{t} = int32(-n{t})" for t in range(9)]
+        body += ["ks = int32(K + shift)", "nsc = int32(-(1 << (8 - ks)))"]
     else:
         body += [f"w{t} = wg{t}" for t in range(9)]
-    if path == "swar":
-        body.append("ks = int32(K + shift)")
-        body += ["nsc = int32(-(1 << (8 - ks)))"] if sign == "prmt" else []
-        body += [f"wf{t} = fmul(float32(w{t}), KSC)" for t in range(9)] if fcols else []
     body += _load_raw(0, vec, off32, exact) + _load_raw(1, vec, off32, exact)
-    body += _convert_row(0, 0, path, vec, fcols) + _convert_row(1, 1, path, vec, fcols)
+    body += _convert_row(0, 0, path, vec) + _convert_row(1, 1, path, vec)
     body += _load_raw(2, vec, off32, exact)
 
     def step(j: int, slots: tuple) -> list:
         L = [f"r = r0 + k + {j}"] + ([] if exact else ["if r > H - 2:", "    return"])
-        L += _convert_row(2, slots[2], path, vec, fcols)
+        L += _convert_row(2, slots[2], path, vec)
         nxt = [s.replace("r0 - 1 + 2", "r + 2") for s in _load_raw(2, vec, off32, exact)]
         if j + 1 < rows:         # every row its own code: the band's last row loads nothing after it
             L += nxt
         if path == "swar":
             for i in PAIRS:
-                if i + 2 < COLS - fcols:
-                    L += _output_swar(i, slots, kinds, sim, sign)
-            for i in range(COLS - fcols, COLS):
-                L += _output_float_col(i, slots)
+                L += _output_swar(i, slots, build.kinds, sim)
         else:
             for i in range(COLS):
-                L += _output(i, path, slots, sat, k)
-        return L + _store(vec, sat, path, fcols, 8 if path == "swar" and sign == "prmt" else 0, off32)
+                L += _output(i, path, slots, sat, build.k)
+        return L + _store(vec, sat, path, off32)
 
     body += unrolled_rows(rows, step, full=True)
     head = f"def kern(img8, img64, out8, out32, out64, {', '.join(f'wg{t}' for t in range(9))}, H, W, shift, sc):"
@@ -622,15 +566,15 @@ def source(rows: int, path: str, vec: bool, sat: bool, k: int = 0, kinds: tuple 
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers=None, k: int = 0,
-            kinds: tuple = (), fcols: int = 0, sign: str = "shift", off32: bool = False, exact: bool = False,
-            wlit: tuple = ()):
+def _kernel(build: Build, mode: str):
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, path, vec, sat, k, kinds, mode == "sim", fcols, sign, off32, exact, wlit)
-    tag = {"int": str(k), "swar": f"{k}:{''.join(map(str, kinds))}:f{fcols}:{sign}"}.get(path, "")
-    fname = (f"<refconv filter2d_best R{rows} {path}{tag} {'vec' if vec else 'byte'}{' off32' if off32 else ''}{' exact' if exact else ''}{' w' + ','.join(map(str, wlit)) if wlit else ''} "
-             f"{'sat' if sat else 'wrap'}>")
+    src = source(build, mode == "sim")
+    b = build
+    tag = {"int": str(b.k), "swar": f"{b.k}:{''.join(map(str, b.kinds))}"}.get(b.path, "")
+    fname = (f"<refconv filter2d_best R{b.rows} {b.path}{tag} {'vec' if b.vec else 'byte'}{' off32' if b.off32 else ''}"
+             f"{' exact' if b.exact else ''} {'sat' if b.sat else 'wrap'}>")
+    k = b.k
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
               M=np.float32(_M), NEGM=np.float32(-_M), F0=np.float32(0), MAGI=np.int32(0x4B000000),
               Z8=np.uint8(0), UFF=np.uint32(0xFF), I255=np.int32(255), min=min, max=max,
@@ -638,13 +582,13 @@ def _kernel(rows: int, path: str, vec: bool, sat: bool, mode: str, max_registers
               **{f"SEL{b}": np.int32(0x7540 | b) for b in range(4)},
               **{f"SELZ{b}": np.int32(0x4440 | b) for b in range(4)},
               K=np.int32(k), KSH=np.uint32(32 - k), KMASK=np.int32(-(1 << k)),
-              KSC=np.float32(2.0 ** -k), I16=np.int32(16), **lane_constants(k), SWE=np.int32(0x4240),
-              SWO=np.int32(0x4341), SWL=np.int32(0x5453), SWF=np.int32(0x5432), SWR=np.int32(0x3432), SWW=np.int32(0x6240),
+              I16=np.int32(16), **lane_constants(k), SWE=np.int32(0x4240),
+              SWO=np.int32(0x4341), SWL=np.int32(0x5453), SWF=np.int32(0x5432), SWR=np.int32(0x3432),
               SWW8=np.int32(0x7351),
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"U{n}": np.uint64(n) for n in (*range(18), 32)},
               UPAD8=np.uint64(PAD // 8), IPAD8=np.int32(PAD // 8),
               M32=np.uint64(0xFFFFFFFF))
-    return jit_source(cuda, src, fname, ns, max_registers)
+    return jit_source(cuda, src, fname, ns, build.max_registers)
 
 
 def jit_source(cuda, src: str, fname: str, ns: dict, max_registers=None):
@@ -662,31 +606,41 @@ def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
     return (rc.cdiv(rc.cdiv(W, COLS), bx), rc.cdiv(max(H - 2, 1), rows))
 
 
-def _make_run(rows: int):
+def specialise(design: Build, problem, arith: str = "auto") -> tuple:
+    """``(build, weights)``: ``design`` specialised for ``problem`` (the arithmetic path chosen from its
+    weights and output stage, ``arith`` as :func:`refconv.backends.filter2d_arith.choose_path` takes
+    it), and the nine weights as the kernel takes them (float32, or on the ``int`` and ``swar``
+    paths int32 in units of ``2**-k``, negated on the ``swar`` path's complemented lanes)."""
+    img = problem.inputs["image"]
+    w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
+    H, W = img.shape
+    vec = W % COLS == 0
+    sat = problem.option("cast") == "saturate"
+    path = choose_path(w, arith, problem.option("shift"), sat)
+    kexp, kinds = (dyadic_exponent(w) if path in ("int", "swar") else 0), ()
+    if path == "swar":
+        kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
+    if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
+        w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
+    if path == "swar":                # the complemented lanes subtract the products
+        w = -w
+    build = dataclasses.replace(design, path=path, vec=vec, sat=sat, k=kexp, kinds=kinds,
+                                off32=vec and arith_mod.offsets_fit_int32(H, W),
+                                exact=arith_mod.bands_exact(H, design.rows))
+    return build, w
+
+
+def _make_run(design: Build):
     def run(problem, out, bx=BX, arith="auto"):
         cuda = rc.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
-        w = np.ascontiguousarray(problem.inputs["weights"], dtype=np.float32).reshape(-1)
         H, W = img.shape
-        vec = W % COLS == 0
-        sat = problem.option("cast") == "saturate"
-        path = choose_path(w, arith, problem.option("shift"), sat)
-        kexp, kinds = (dyadic_exponent(w) if path in ("int", "swar") else 0), ()
-        if path == "swar":
-            kexp, _, kinds = swar_plan(w, problem.option("shift"), sat)
-        sign = arith_mod.swar_sign()
-        if path in ("int", "swar"):       # the weights in units of 2**-k, exact integers
-            w = (w.astype(np.float64) * 2.0 ** kexp).astype(np.int32)
-        if path == "swar" and sign == "prmt":     # the complemented lanes subtract the products
-            w = -w
-        wlit = tuple(int(v) for v in w) if WEIGHT_LITERALS and path == "swar" and sign == "prmt" else ()
-        k = _kernel(rows, path, vec, sat, rc.mode(), MAX_REGISTERS, kexp, kinds,
-                    arith_mod.SWAR_FLOAT_COLS if path == "swar" else 0, sign,
-                    vec and arith_mod.offsets_fit_int32(H, W), arith_mod.bands_exact(H, rows), wlit)
+        build, w = specialise(design, problem, arith)
+        k = _kernel(build, rc.mode())
         d_out, n = rc.to_device_poisoned(out, pad_to=8)
-        d_img8 = padded_image(cuda, img) if vec else cuda.to_device(img.reshape(-1))
-        d_img64 = d_img8.view(np.uint64) if vec else d_img8
-        rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img64, d_out, d_out.view(np.uint32),
+        d_img8 = padded_image(cuda, img) if build.vec else cuda.to_device(img.reshape(-1))
+        d_img64 = d_img8.view(np.uint64) if build.vec else d_img8
+        rc.launch(k[_grid(H, W, design.rows, bx), (bx, 1)], d_img8, d_img64, d_out, d_out.view(np.uint32),
                   d_out.view(np.uint64), *(w.dtype.type(v) for v in w),
                   np.int32(H), np.int32(W), np.int32(problem.option("shift")),
                   np.float32(2.0 ** -problem.option("shift")))
@@ -720,20 +674,24 @@ def row_block_constraint(grid, rows: int, default_bx: int, pad: int = 0):
     return check
 
 
+def make_variant(design: Build) -> Variant:
+    """The variant ``filter2d/numba_cuda/best_R{rows}`` of ``design`` (a :data:`SHIPPED` one, or a
+    lab's own, e.g. with a register cap)."""
+    rows = design.rows
+    return Variant(
+        op="filter2d", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(design),
+        supports=dict(SUPPORTS),
+        params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ARITH, "auto")),
+        available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX, 2 * PAD), origin=ORIGIN,
+        doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
+             "input rows (64-bit word loads/stores where W % 16 == 0, bytes otherwise); "
+             "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) "
+             "or, where the weights bound every partial sum below 2**22, through exact round-toward-zero "
+             "float adds (and one FMA a tap when every product and sum is exact), or, for small dyadic "
+             "weights and a wrapped output, two outputs in the 16-bit lanes of one int32 (one multiply-add "
+             "a tap for both; arith=float turns this off); acc>>shift, wrap or saturate to uint8; "
+             "interior only"))
+
+
 def variants():
-    out = []
-    for rows in ROWS:
-        out.append(Variant(
-            op="filter2d", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows),
-            supports=dict(SUPPORTS),
-            params=(Param("bx", (32, 64, 128, 256), BX), Param("arith", ARITH, "auto")),
-            available=rc.reason, writes="interior", constraint=row_block_constraint(_grid, rows, BX, 2 * PAD), origin=ORIGIN,
-            doc=(f"3x3 uint8 filter, a thread computes 16 columns x {rows} rows from register-held "
-                 "input rows (64-bit word loads/stores where W % 16 == 0, bytes otherwise); "
-                 "acc=(int)((float)acc+w*(float)x) per tap bit for bit, through conversions (arith=cvt) "
-                 "or, where the weights bound every partial sum below 2**22, through exact round-toward-zero "
-                 "float adds (and one FMA a tap when every product and sum is exact), or, for small dyadic "
-                 "weights and a wrapped output, two outputs in the 16-bit lanes of one int32 (one multiply-add "
-                 "a tap for both; arith=float turns this off); acc>>shift, wrap or saturate to uint8; "
-                 "interior only")))
-    return out
+    return [make_variant(d) for d in SHIPPED]

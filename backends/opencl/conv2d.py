@@ -33,7 +33,9 @@ def _geometry(problem):
     return x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl)
 
 
-def _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, has_bias):
+def _ints(dims: tuple, has_bias: bool) -> list:
+    """The kernels' int arguments from ``dims = (C, H, W, M, R, S, Ho, Wo, stride, pad, dilation)``."""
+    C, H, W, M, R, S, Ho, Wo, st, pd, dl = dims
     return [np.int32(v) for v in (C, H, W, M, R, S, Ho, Wo, st, st, pd, pd, dl, dl, has_bias)]
 
 
@@ -44,7 +46,7 @@ def _run_split(problem, out, wg=256):
     opts = type_opts(x.dtype) + (("-DDIRECT",) if direct else ())
     sp = oc.kernel(SRC, "scalar_prods", opts, SRC_NAME)
     bb = oc.to_device(bias if bias is not None else np.zeros(1, x.dtype))
-    ints = _ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None)
+    ints = _ints((C, H, W, M, R, S, Ho, Wo, st, pd, dl), bias is not None)
     gx = oc.roundup(Ho * Wo, wg)
     what = "conv2d/opencl/cuconv_split"
     if direct:
@@ -65,7 +67,7 @@ def _run_fused(problem, out, wg=256):
     k = oc.kernel(SRC, "fused", type_opts(x.dtype), SRC_NAME)
     bb = oc.to_device(bias if bias is not None else np.zeros(1, x.dtype))
     return oc.launch(k, (oc.roundup(Ho * Wo, wg), N * M), (wg, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb,
-                     *_ints(C, H, W, M, R, S, Ho, Wo, st, pd, dl, bias is not None),
+                     *_ints((C, H, W, M, R, S, Ho, Wo, st, pd, dl), bias is not None),
                      cl.LocalMemory(C * x.dtype.itemsize), out=out, what="conv2d/opencl/cuconv_fused")
 
 

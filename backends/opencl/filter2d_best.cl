@@ -21,18 +21,12 @@
  *      permute, PTX prmt.b32 with 0x7540 | b, with -DUSE_PTX);
  *   2  as 1, and every product and partial sum is exact: one fma a tap;
  *   3  swar (conditions: filter2d_arith.swar_plan): two outputs in one uint, columns i and i+2 of
- *      the 16 in the low and high 16-bit lanes, each lane 2^15 + the exact partial sum in units of
- *      2^-KEXP (the weights m * 2^-KEXP, m integers read as (int)(w * 2^KEXP)); a tap is
- *      s = m * pair + s, then the tap's truncation toward zero (KINDS, a nibble a tap: 0 none,
- *      1 mask, 2 add 2^KEXP - 1 and mask, 3 add it to the lanes whose bit 15 is clear and mask,
- *      that bit moved down by mul_hi with SIGNHI=1, by a shift with SIGNHI=0, by mul_hi on odd
- *      taps and a shift on even ones with SIGNHI=2; SIGNHI=3 holds each lane complemented and
- *      takes the sign from a byte permute, see lanes_set);
- *      bytes 0 and 2 of s >> (KEXP + shift) are the two wrapped outputs (SIGNHI=3: bytes 1 and 3
- *      of ~s << (8 - KEXP - shift)).  A row is held as its 16
- *      column pairs x[c] | x[c+2] << 16, c = -1 .. 14.  The last FCOLS (0 or 4) columns take path 2's
- *      fma a tap instead, with trunc() (the conversion unit, idle under the lanes' integer work)
- *      before every tap: their pixels of columns 16 - FCOLS - 1 .. 16 are also held as floats.
+ *      the 16 in the low and high 16-bit lanes, each lane the complement 2^15 - 1 - A of the exact
+ *      partial sum A in units of 2^-KEXP (the weights m * 2^-KEXP, m integers read as
+ *      (int)(w * 2^KEXP)); a tap is s = -m * pair + s, then the tap's truncation toward zero (KINDS,
+ *      a nibble a tap: 0 none, 1 floor, 2 ceiling, 3 by the lane's sign, taken from a byte permute,
+ *      see lanes_set); bytes 1 and 3 of ~s << (8 - KEXP - shift) are the two wrapped outputs.  A row
+ *      is held as its 16 column pairs x[c] | x[c+2] << 16, c = -1 .. 14.
  * On paths 1 and 2 the output stage is v = rd(trunc(s) * 2^-shift + 1.5*2^23) (an fma rounded down,
  * PTX fma.rm.f32; portable: floor(trunc(s) * 2^-shift) + 1.5*2^23, exact): |trunc(s)| < 2^22, so v is
  * 1.5*2^23 + (trunc(s) >> shift) exactly and the low byte of its bits is (trunc(s) >> shift) mod 256
@@ -65,19 +59,11 @@
 #ifndef KINDS
 #define KINDS 0
 #endif
-#ifndef FCOLS
-#define FCOLS 0                               /* PATH 3: the last FCOLS (0 or 4) columns on the float path */
-#endif
 #ifndef EXACT
 #define EXACT 0                               /* 1: every band of ROWS output rows complete ((H-2) % ROWS == 0): no row test */
 #endif
 #ifndef OFF32
 #define OFF32 0                               /* 1: H * W < 2^31, row offsets in 32-bit arithmetic */
-#endif
-#ifndef SIGNHI
-#define SIGNHI 0                              /* PATH 3: a sign tap's bit 15 moved down by mul_hi (1), a shift (0),
-                                                 mul_hi on odd taps and a shift on even ones (2), or
-                                                 the complemented lanes and a byte permute (3) */
 #endif
 
 #define MAGIC 8388608.0f
@@ -132,14 +118,11 @@ static inline float pix_word(const uint u, const uint b)
 }
 
 /* (float)(int)s for |s| < 2^22, before tap t: odd taps through trunc() (cvt.rzi.f32.f32, the
- * conversion unit), even taps through the float pipe, so that the two units share the work;
- * -DTRUNC_ALL: trunc() on every tap (where no round-toward-zero add is at hand) */
+ * conversion unit), even taps through the float pipe, so that the two units share the work */
 static inline float trunc_small(const float s, const int t)
 {
-#ifndef TRUNC_ALL
     if ((t & 1) == 0)        /* copysign(rz(|s| + 2^23) - 2^23, s), the magnitude being >= +0: one or */
         return as_float(as_uint(fadd_rz(fabs(s), MAGIC) - MAGIC) | (as_uint(s) & 0x80000000u));
-#endif
     return trunc(s);
 }
 
@@ -163,8 +146,8 @@ static inline raw_row load_raw(__global const uchar *restrict img, const int rr,
     raw_row q;
 #if VEC
     q.q = *(const __global uint4 *)(row + c0);
-    /* guarded bytes: the numba twin's unguarded words beside the chunk (its image padded) took
-     * 13.2 us here against 12.8 (R = 5, H100, issue 24's ninth round) */
+    /* guarded bytes: on NVIDIA's OpenCL they were faster than the numba twin's unguarded words
+     * beside the chunk (its image padded) */
     q.h0 = c0 > 0 ? row[c0 - 1] : 0u;
     q.h1 = c0 + 16 < W ? row[c0 + 16] : 0u;
 #else
@@ -211,7 +194,6 @@ static inline float scale_rd(const float t, const float sc)
 #if PATH == 3
 #define MK ((1u << KEXP) - 1u)
 #define KM2 (MK * 0x10001u)
-#define CLR (~KM2)
 
 /* the high half of a below the low half of b: (a >> 16) | (b << 16).  Off NVIDIA through upsample,
  * the same bits: clang makes a funnel shift (llvm.fshl.i32) of the shift form, an LLVM intrinsic that
@@ -254,7 +236,6 @@ static inline void pair_row(const raw_row q, uint *e)
 #endif
 }
 
-#if SIGNHI == 3
 /* the complemented lanes: each lane holds G = 2^15 - 1 - A (A the partial sum in units of 2^-KEXP),
    so that bit 15 is set exactly where A < 0, and the low KEXP bits of G are all ones where A is
    whole; a tap subtracts the products.  Truncating A toward zero is G | MK where A >= 0 (its floor)
@@ -280,24 +261,6 @@ static inline uint lanes_set(const uint s, const int t)
     }
     return s;
 }
-#endif
-
-/* tap t's truncation toward zero of both lanes (its kind: the nibble t of KINDS) */
-static inline uint lanes_trunc(const uint s, const int t)
-{
-    const int kind = (KINDS >> (4 * t)) & 0xF;
-    if (kind == 1)
-        return s & CLR;
-    if (kind == 2)
-        return (s + KM2) & CLR;
-    /* the high word of (~s & 0x80008000) * (MK << 17) is MK in each lane whose bit 15 is clear:
-       a multiply-add high (the multiply pipe) instead of a shift (the integer ALU) */
-    if (kind == 3 && (SIGNHI == 1 || (SIGNHI == 2 && (t & 1))))
-        return (s + mul_hi(~s & 0x80008000u, MK << 17)) & CLR;
-    if (kind == 3)
-        return (s + (0x10001u & ~(s >> 15)) * MK) & CLR;
-    return s;
-}
 
 /* bytes 1 and 3 of a and b interleaved: a.1, b.1, a.3, b.3 */
 static inline uint pack_bytes13(const uint a, const uint b)
@@ -311,12 +274,10 @@ static inline uint pack_bytes13(const uint a, const uint b)
 #endif
 }
 
-/* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 0 and 2 are the outputs
-   (bytes 1 and 3 with SIGNHI=3) */
+/* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 1 and 3 are the outputs */
 static inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
 {
     const uint x[9] = {e0[i], e0[i + 1], e0[i + 2], e1[i], e1[i + 1], e1[i + 2], e2[i], e2[i + 1], e2[i + 2]};
-#if SIGNHI == 3
     uint s = 0x7FFF7FFFu;
 #pragma unroll
     for (int t = 0; t < 9; ++t)
@@ -325,45 +286,6 @@ static inline uint output_pair(const int *m, const uint *e0, const uint *e1, con
        the low lane's bits pushed past bit 16 stay below the high lane's output byte */
     const uint sc8 = 1u << (8 - KEXP - shift);
     return s * (0u - sc8) - sc8;
-#else
-    uint s = 0x80008000u;
-#pragma unroll
-    for (int t = 0; t < 9; ++t)
-        s = lanes_trunc((uint)m[t] * x[t] + s, t);
-    return s >> (KEXP + shift);
-#endif
-}
-#endif
-
-#if PATH == 3 && FCOLS
-#define NF (FCOLS + 2)
-/* the float columns' pixels: f[n - (16 - FCOLS)] is column n - 1 (relative to c0), n = 16 - FCOLS .. 17 */
-static inline void float_cols_row(const raw_row q, float *f)
-{
-#if VEC
-    const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
-#pragma unroll
-    for (int n = 16 - FCOLS; n < 17; ++n)
-        f[n - (16 - FCOLS)] = pix_word(u[(n - 1) / 4], (n - 1) % 4);
-    f[NF - 1] = pix(q.h1);
-#else
-#pragma unroll
-    for (int n = 16 - FCOLS; n < 18; ++n)
-        f[n - (16 - FCOLS)] = pix(q.b[n]);
-#endif
-}
-
-/* float column 16 - FCOLS + i: an fma a tap (exact sums), trunc() before each; the low byte of the
- * result is the wrapped output (as path 2's) */
-static inline uint output_float_col(const float *w, const float *f0, const float *f1, const float *f2, const int i,
-                             const float sc)
-{
-    const float x[9] = {f0[i], f0[i + 1], f0[i + 2], f1[i], f1[i + 1], f1[i + 2], f2[i], f2[i + 1], f2[i + 2]};
-    float s = w[0] * x[0];
-#pragma unroll
-    for (int t = 1; t < 9; ++t)
-        s = fma(w[t], x[t], trunc(s));
-    return as_uint(scale_rd(trunc(s), sc));
 }
 #endif
 
@@ -406,7 +328,7 @@ static inline uint output(const float *w, const float *p0, const float *p1, cons
 /* pack4 (the low bytes of four words in one): pack4.cl, prepended by the module */
 
 /* prm = (H, W, shift, bits of sc = 2**-shift): the scalars in one __constant buffer, since NVIDIA's
- * OpenCL charged a launch with more than two scalar arguments 2-3.5 us more (H100, 2026-11-27) */
+ * OpenCL charges a launch with more than two scalar arguments microseconds more */
 __kernel void filter2d_best(__global const uchar *restrict img, __constant const float *restrict wts,
                             __global uchar *restrict out, __constant const int *restrict prm)
 {
@@ -421,22 +343,11 @@ __kernel void filter2d_best(__global const uchar *restrict img, __constant const
     int m[9];
 #pragma unroll
     for (int t = 0; t < 9; ++t)
-#if SIGNHI == 3
-        m[t] = (int)(wts[t] * -(float)(1 << KEXP));      /* the complemented lanes subtract the products */
-#else
-        m[t] = (int)(wts[t] * (float)(1 << KEXP));       /* exact: the weights are m * 2^-KEXP */
-#endif
+        m[t] = (int)(wts[t] * -(float)(1 << KEXP));      /* exact (the weights are m * 2^-KEXP), negated: the
+                                                            complemented lanes subtract the products */
     uint p0[16], p1[16], p2[16];
 #define NP 16
-#if FCOLS
-    float w[9], g0[NF], g1[NF], g2[NF];          /* the float columns' weights (m * 2^-KEXP) and pixels */
-#pragma unroll
-    for (int t = 0; t < 9; ++t)
-        w[t] = wts[t];
-#define CONVERT(q, n) do { pair_row(q, p##n); float_cols_row(q, g##n); } while (0)
-#else
 #define CONVERT(q, n) pair_row(q, p##n)
-#endif
 #else
     float w[9];
 #pragma unroll
@@ -464,24 +375,12 @@ __kernel void filter2d_best(__global const uchar *restrict img, __constant const
 #if PATH == 3
         uint v[16], o[4];
 #pragma unroll
-        for (int g = 0; g < (16 - FCOLS) / 4; ++g) {
+        for (int g = 0; g < 4; ++g) {
             v[4 * g] = output_pair(m, p0, p1, p2, 4 * g, shift);
             v[4 * g + 1] = output_pair(m, p0, p1, p2, 4 * g + 1, shift);
             /* columns 4g, 4g+1 (low lanes), 4g+2, 4g+3 (high lanes) */
-#if SIGNHI == 3
             o[g] = pack_bytes13(v[4 * g], v[4 * g + 1]);
-#else
-            o[g] = (v[4 * g] & 0x00FF00FFu) | ((v[4 * g + 1] & 0x00FF00FFu) << 8);
-#endif
         }
-#if FCOLS
-#pragma unroll
-        for (int g = (16 - FCOLS) / 4; g < 4; ++g) {
-            const int i = 4 * g - (16 - FCOLS);
-            o[g] = pack4(output_float_col(w, g0, g1, g2, i, sc), output_float_col(w, g0, g1, g2, i + 1, sc),
-                         output_float_col(w, g0, g1, g2, i + 2, sc), output_float_col(w, g0, g1, g2, i + 3, sc));
-        }
-#endif
 #define OBYTE(i) ((o[(i) / 4] >> (8 * ((i) % 4))) & 0xFFu)
 #define OWORDS (uint4)(o[0], o[1], o[2], o[3])
 #else
@@ -514,12 +413,5 @@ __kernel void filter2d_best(__global const uchar *restrict img, __constant const
             p0[j] = p1[j];
             p1[j] = p2[j];
         }
-#if PATH == 3 && FCOLS
-#pragma unroll
-        for (int j = 0; j < NF; ++j) {
-            g0[j] = g1[j];
-            g1[j] = g2[j];
-        }
-#endif
     }
 }

@@ -286,33 +286,34 @@ def tap_kinds(m, k: int, specialise: bool) -> list:
     return out
 
 
-def numba_rows(d_img, want, w, shift, flush):
-    """The shipped numba kernels (filter2d/numba_cuda/best_R{R}: swar and the float path), launched
-    directly and timed by this probe's method, so that the prototypes and the shipped kernels compare
-    under one clock."""
+def numba_rows(prob, want, flush):
+    """The shipped numba kernels (filter2d/numba_cuda/best_R{R}: the two-lane path and, with
+    arith=float, the float path), each built from its design for the preset (``specialise``) and
+    launched directly, timed by this probe's method, so that the prototypes and the shipped kernels
+    compare under one clock.  (The 4 float columns this probe once added to the two-lane build left
+    the product; that build lives in git history at commit 0c317ca.)"""
     from refconv import cuda as rc
     rc.configure("gpu")
     from numba import cuda
-    from refconv.backends.filter2d_arith import swar_plan
     from refconv.backends.numba_cuda import filter2d_best as fb
-    H, W = d_img.shape
-    img8 = cuda.as_cuda_array(d_img.reshape(-1))
+    img, shift = prob.inputs["image"], prob.options["shift"]
+    H, W = img.shape
+    d_pad = fb.padded_image(cuda, img)
     d_out = cp.zeros((H, W), np.uint8)
     out8 = cuda.as_cuda_array(d_out.reshape(-1))
-    k, m, kinds = swar_plan(w, shift, False)
-    for R, path in itertools.product((2, 4), ("swar", "exact")):
-        kern = fb._kernel(R, path, True, False, "gpu", None, k if path == "swar" else 0, kinds if path == "swar" else (),
-                          4 if path == "swar" else 0)
-        wg = cuda.to_device(np.array(m, np.int32) if path == "swar" else w.astype(np.float32))
-        grid = fb._grid(H, W, R, 64)
-        go = lambda: kern[grid, (64, 1)](img8, img8.view(np.uint64), out8, out8.view(np.uint32), out8.view(np.uint64),  # noqa: E731
-                                         wg, np.int32(H),
+    for design, arith in itertools.product(fb.SHIPPED, ("auto", "float")):
+        build, wk = fb.specialise(design, prob, arith)
+        kern = fb._kernel(build, "gpu")
+        grid = fb._grid(H, W, design.rows, 64)
+        go = lambda: kern[grid, (64, 1)](d_pad, d_pad.view(np.uint64), out8, out8.view(np.uint32),  # noqa: E731
+                                         out8.view(np.uint64), *(wk.dtype.type(v) for v in wk), np.int32(H),
                                          np.int32(W), np.int32(shift), np.float32(2.0 ** -shift))
         d_out.fill(0)
         go(); cuda.synchronize()
         ok = bool(np.array_equal(d_out.get()[1:-1, 1:-1], want))
         med, mn = proto.timed(go, flush) if ok else (None, None)
-        print(json.dumps(dict(op="filter2d", mode=f"numba_{path}", R=R, BX=64, ok=ok, us=med, us_min=mn)), flush=True)
+        print(json.dumps(dict(op="filter2d", mode=f"numba_{build.path}", R=design.rows, BX=64, ok=ok, us=med,
+                              us_min=mn)), flush=True)
 
 
 def main():
@@ -359,7 +360,7 @@ def main():
         print(json.dumps(dict(op="filter2d", mode="strip", S=S, BX=BX, ok=ok, regs=f.num_regs, us=med, us_min=mn)),
               flush=True)
     if os.environ.get("SWAR_NUMBA", "1") == "1":
-        numba_rows(d_img, want, w, shift, flush)
+        numba_rows(prob, want, flush)
     if os.environ.get("SWAR_BASELINE", "1") == "0":
         return
     # the baseline of the same process: gpu_proto_probe's kernels
