@@ -224,3 +224,20 @@ def test_filter2d_best_on_oclgrind_gives_the_spec(oclgrind, line, rows):
     case = Case.parse(line)
     res = check_example(v, case.problem, case.params)
     assert res.status == "pass", res.message
+
+
+#: seeds whose ``ci`` draws reached both faults before issue 40 (with the directed cases, which every
+#: seed runs); a few seconds a seed and variant on Oclgrind
+OCLGRIND_SEEDS = (0, 5, 11)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", OCLGRIND_SEEDS)
+def test_filter2d_best_passes_the_ci_check_on_oclgrind(oclgrind, seed):
+    """``refconv check --opencl oclgrind`` at the ``ci`` depth (directed cases and 25 draws) on the
+    filter2d best variants, the depth at which both Oclgrind faults showed."""
+    from refconv.backends.opencl import filter2d_best
+    from refconv.runner import check_variant
+    for v in filter2d_best.variants():
+        r = check_variant(v, "ci", seed=seed, db="none", failures_dir=None)
+        assert r.status == "pass", f"{v.id} seed {seed}: {r.reason}"
