@@ -70,9 +70,23 @@ class Tile:
     def threads(self) -> int:
         return self.thx * self.thy
 
+    @property
+    def stage_a(self) -> int:
+        """Elements of A's two stage buffers (``2 x BK x BM``): the kernels' shared array ``As``."""
+        return 2 * self.bk * self.bm
+
+    @property
+    def stage_b(self) -> int:
+        """Elements of B's two stage buffers (``2 x BK x BN``): the kernels' shared array ``Bs``."""
+        return 2 * self.bk * self.bn
+
     def shared_bytes(self, itemsize: int) -> int:
-        """Both stage buffers of A (BK x BM) and B (BK x BN)."""
-        return 2 * self.bk * (self.bm + self.bn) * itemsize
+        """The GEMM kernel's whole static shared (``__local``) memory, in both twins: ``As`` and
+        ``Bs`` of ``itemsize``-byte elements, nothing else (the Numba twin's fused arrival count
+        reuses ``As``).  The kernels declare their arrays from :attr:`stage_a` and
+        :attr:`stage_b`, the constraints declare this, and tests/test_kernel_resources.py holds
+        the compiler's report to it."""
+        return (self.stage_a + self.stage_b) * itemsize
 
 
 #: the tile shapes (name: BM x BN), largest first (``128x128``: 8x8 micro-tiles, 16 shared reads

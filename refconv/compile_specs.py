@@ -37,6 +37,19 @@ def _candidates(dim, dom, preferred):
     return out
 
 
+def output_layout(problem, writes: str = "all") -> tuple:
+    """``(shape, dtype)`` of the output a variant writes for ``problem``, from the op's plain spec
+    (not its acceptance bounds: cheap on the tiny problems here); raises what the spec raises for a
+    problem it refuses (an option that does not apply to the dtype ...)."""
+    from refconv.checking import expected_output_layout
+    rec = problem.record
+    if rec.rows is not None:
+        shape, dtype, _ = rec.rows(problem.inputs)
+        return tuple(shape), dtype
+    args, kwargs = problem.spec_args()
+    return expected_output_layout(problem, writes, expected=rec.spec(*args, **kwargs))
+
+
 def _param_combos(variant, mode: str, max_param_combos: int) -> list:
     """The launch-parameter combinations ``mode`` compiles (see :func:`specialisations`)."""
     params = list(variant.params)
@@ -100,6 +113,7 @@ def specialisations(variant, mode: str = "cover", max_param_combos: int = 256) -
             try:
                 p = Problem(variant.op, d, o)
                 _ = p.input_shapes()
+                output_layout(p, variant.writes)   # the spec takes it (an option may not apply to a dtype)
             except Exception:
                 continue
             if variant.constraint is not None:

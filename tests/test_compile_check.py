@@ -2,6 +2,7 @@
 compile-error; a clean kernel compiles, with resource info; a crash is never a pass."""
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 pytest.importorskip("numba_cuda")
 HERE = Path(__file__).resolve().parent
 
-from refconv.tooling.cuda import compile_check as cc  # noqa: E402
+cc = importlib.import_module("refconv.tooling.cuda.compile_check")  # the package (refconv.cuda.compile_check is a function)
 from refconv.variant import Param, Variant  # noqa: E402
 
 
@@ -148,3 +149,70 @@ def test_ptx_census_counts_a_kernels_instructions_by_kind():
     counts = dict((k.rsplit(" ", 1)[0], int(k.rsplit(" ", 1)[1])) for k in line.split("instructions: ")[1].split(", "))
     assert sum(counts.values()) == total > 50
     assert counts["store global"] == 1 and counts["int64 arith"] > 0 and counts["load global"] >= 9  # a 3x3 window
+
+
+def test_a_compile_params_value_not_accepted_is_a_usage_error_naming_it(tmp_path):
+    import subprocess
+    env = dict(os.environ, REFCONV_COMPILE_PARAMS="x")
+    p = subprocess.run([sys.executable, "-m", "refconv", "check", "--compile", "--backend", "numba_cuda", "--variant",
+                        "matvec/numba_cuda/thread_per_row", "--examples", "1", "--no-save"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 2, p.stdout[-2000:] + p.stderr[-2000:]
+    assert [s for s in p.stderr.splitlines() if s.strip()] == [
+        "refconv check: REFCONV_COMPILE_PARAMS='x' not accepted; accepted: cover, all, defaults"]
+
+
+def test_a_compile_error_gives_its_reason_first_and_keeps_the_signature_for_the_json():
+    from refconv import preflight
+    from refconv.runner import VariantResult
+    from refconv.tooling.cuda.compile_check._judge import judge
+    sig = "(" + ", ".join(["array(float64, 1d, C)"] * 7 + ["int64"] * 16) + ")"
+    rec = {"variant": "conv2d/numba_cuda/best", "key": "k", "kernel": "kern", "file": "<gen>", "line": 1,
+           "signature": sig, "griddim": [1, 1, 8], "blockdim": [8, 16, 1], "sharedmem": 0, "max_registers": None,
+           "host_smem": 49156, "specialisation": {"params": {"tile": "64x32k32"}, "problem": "conv2d:..."}}
+    err = ("error   : Entry function '_ZN8__main__4kernB2v1' uses too much shared data (0xc004 bytes, 0xc000 max)\n"
+           "ERROR 9: complete")
+    out: dict = {}
+    judge([rec], {"k": {"error": err, "stage": "nvJitLink"}}, (9, 0), out)
+    (f,) = out["conv2d/numba_cuda/best"]
+    assert f["class"] == "compile-error" and f["signature"] == sig
+    assert f["message"].startswith("nvJitLink: uses 49156 bytes shared, limit 49152 -- kernel kern does not compile")
+    assert sig not in f["message"]
+    r = VariantResult("conv2d/numba_cuda/best", "pass")
+    preflight.apply(r, [f])
+    assert r.reason.startswith("preflight: [compile-error] nvJitLink: uses 49156 bytes shared, limit 49152")
+
+
+def test_kernels_that_compile_alike_share_a_fingerprint_and_others_do_not():
+    from types import SimpleNamespace
+
+    from refconv.tooling.cuda.compile_check._fingerprint import Unfingerprintable, fingerprint
+
+    def make(value, reads=None):
+        def kern(a):
+            a[0] = value
+        return SimpleNamespace(py_func=kern, targetoptions={"fastmath": False})
+
+    assert fingerprint(make(1)) == fingerprint(make(1))             # a launch parameter the code does not change
+    assert fingerprint(make(1)) != fingerprint(make(2))             # a closure constant compiled in
+    assert fingerprint(make(np.float32(1))) != fingerprint(make(np.float64(1)))
+    assert fingerprint(make(np.arange(3))) != fingerprint(make(np.arange(1, 4)))
+    with pytest.raises(Unfingerprintable):                          # compiled every time, never cached
+        fingerprint(make(object()))
+
+
+def test_a_second_run_takes_every_kernel_from_the_cache_and_says_so(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    monkeypatch.setenv("REFCONV_COMPILE_CACHE", str(tmp_path / "cache"))
+    v = _variant("clean", run_clean)
+    first = cc.preflight([v], {"cc": "sm_90"})[v.id]
+    err1 = capfd.readouterr().err
+    second = cc.preflight([v], {"cc": "sm_90"})[v.id]
+    err2 = capfd.readouterr().err
+    assert all(f["class"] == "compile-info" for f in first + second)
+    assert not any(f.get("cached") for f in first) and all(f.get("cached") for f in second)
+    assert [f["message"] for f in first] == [f["message"] for f in second]
+    kernels = len({f["kernel"] for f in first})
+    assert f"0 from the cache {tmp_path / 'cache'}, {kernels} to compile" in err1      # said up front
+    assert f"{kernels}/{kernels} kernels compiled" in err1
+    assert f"{kernels} from the cache {tmp_path / 'cache'}, 0 to compile" in err2

@@ -177,7 +177,8 @@ def _constraint(mem, cf):
         bx, by = params.get("bx", 32), params.get("by", 8)
         H, W = problem.dims["h"], problem.dims["w"]
         return fits(problem, threads=bx * by, grid=(cdiv(cdiv(W, cf), bx), cdiv(H, by)),
-                    shared=(by + 2) * (bx * cf + 2) if mem == "SM" else 0, const=36 if mem == "CM" else 0,
+                    shared=(by + 2) * (bx * cf + 2) if mem == "SM" else 1,   # the kernel's 1x1 tile otherwise
+                    const=36 if mem == "CM" else 0,
                     device_bytes=io_bytes(problem, H * W + 4, 1))
     return check
 

@@ -267,7 +267,8 @@ def _fits(name):
         if method == 4:
             threads, grid, tile = bx * 2, (cdiv(W, bx - 2), cdiv(H, rows)), (rows + 2) * bx
         else:
-            threads, grid, tile = bx * by, (cdiv(W, bx), cdiv(H, by)), (by + 2) * (bx + 2) if method in (1, 2, 3) else 0
+            threads, grid, tile = bx * by, (cdiv(W, bx), cdiv(H, by)), (by + 2) * (bx + 2) if method in (1, 2, 3) else 1
+            # (1: the kernel's 1x1 tile of the methods without one)
         return fits(problem, threads=threads, grid=grid, shared=4 * tile, const=36,
                     device_bytes=io_bytes(problem, H * W, 1))
     return check

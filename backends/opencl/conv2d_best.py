@@ -90,7 +90,7 @@ def constraint(problem, params):
     t = p.tile
     nbytes = (g.N * g.C * g.H * g.W + p.kpad * p.mpad + g.M * g.NQ + G.partial_elements(g, p)) * dt.itemsize
     return (G.index_limit(g, p)
-            or oc.check_local((t.thx, t.thy, 1), t.shared_bytes(dt.itemsize) + 4,
+            or oc.check_local((t.thx, t.thy, 1), t.shared_bytes(dt.itemsize),
                               (SRC, "gemm", options(dt, t, p.one), SRC_NAME))
             or oc.fits_memory(problem, nbytes + 12 * p.kpad + 4 * G.counters(p)))
 

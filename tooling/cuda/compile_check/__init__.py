@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from refconv.compile_specs import specialisations
 
-from ._pool import preflight
+from ._pool import parameter_mode, preflight, trace
 from ._tools import DEFAULT_CC, find_ptxas, parse_cc
 
-__all__ = ["preflight", "specialisations", "parse_cc", "find_ptxas", "DEFAULT_CC"]
+__all__ = ["preflight", "trace", "parameter_mode", "specialisations", "parse_cc", "find_ptxas", "DEFAULT_CC"]

@@ -17,6 +17,21 @@ _PTXAS_RE = {
 }
 
 
+_PTX_SHARED_RE = re.compile(r"^\s*(?:\.visible\s+|\.global\s+)?\.shared\s+\.align\s+(\d+)\s+\.b8\s+[\w$]+\[(\d+)\];",
+                            re.M)
+
+
+def ptx_static_shared(ptx: str) -> int:
+    """The static shared memory the PTX declares (each array at its alignment, in order): what
+    ``ptxas`` holds to the 48 KiB limit.  The assembler's own figure (``smem``) adds the driver's
+    reserved shared memory per block (1 KiB from sm_80 on) where the kernel uses any."""
+    total = 0
+    for align, size in _PTX_SHARED_RE.findall(ptx):
+        a = int(align)
+        total = -(-total // a) * a + int(size)
+    return total
+
+
 def parse_ptxas(text):
     info = {}
     for k, rx in _PTXAS_RE.items():
@@ -26,15 +41,16 @@ def parse_ptxas(text):
     return info
 
 
-def _nvjitlink(ptx, cc):
+def _nvjitlink(ptx, cc, max_registers=None):
     """Assemble with nvJitLink (same CUDA release as NVVM, from the cu13 wheels): ``(info, error)``;
     ``(None, None)`` when nvJitLink is not available."""
     try:
         from cuda.bindings import nvjitlink as nj
     except Exception:
         return None, None
+    opts = [f"-arch=sm_{cc[0]}{cc[1]}", "-verbose"] + ([f"-maxrregcount={max_registers}"] if max_registers else [])
     try:
-        h = nj.create(2, [f"-arch=sm_{cc[0]}{cc[1]}", "-verbose"])
+        h = nj.create(len(opts), opts)
     except Exception:
         return None, None
     try:
@@ -62,9 +78,11 @@ def _nvjitlink(ptx, cc):
             pass
 
 
-def assemble(ptxas, ptx, cc):
-    """``(info, error, tool)``; ``info`` None and ``error`` None: no assembler usable here."""
-    info, err = _nvjitlink(ptx, cc)
+def assemble(ptxas, ptx, cc, max_registers=None):
+    """``(info, error, tool)``; ``info`` None and ``error`` None: no assembler usable here.
+    ``max_registers``: the kernel's ``cuda.jit(max_registers=...)``, passed on as the driver
+    would (``-maxrregcount``)."""
+    info, err = _nvjitlink(ptx, cc, max_registers)
     if info is not None or err is not None:
         return info, err, "nvJitLink"
     if not ptxas:
@@ -73,7 +91,8 @@ def assemble(ptxas, ptx, cc):
         src = os.path.join(d, "k.ptx")
         with open(src, "w") as f:
             f.write(ptx)
-        p = subprocess.run([ptxas, f"-arch=sm_{cc[0]}{cc[1]}", "-v", src, "-o", os.path.join(d, "k.cubin")],
+        regs = [f"-maxrregcount={max_registers}"] if max_registers else []
+        p = subprocess.run([ptxas, f"-arch=sm_{cc[0]}{cc[1]}", "-v", *regs, src, "-o", os.path.join(d, "k.cubin")],
                            capture_output=True, text=True, timeout=120)
     text = p.stdout + p.stderr
     if p.returncode != 0:

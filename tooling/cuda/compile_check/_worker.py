@@ -1,23 +1,38 @@
-"""A compile-check worker process: imports the real ``numba.cuda``, installs the fake device,
-runs each variant's ``run`` unchanged on each specialisation's problem, and compiles every
-recorded launch with ``numba.cuda.compile_ptx`` (+ nvJitLink / ``ptxas``).
+"""A compile-check worker process: imports the real ``numba.cuda``, installs the fake device, and
+talks to the parent (:mod:`._pool`) in JSON lines on its stdin / stdout (its own prints go to
+stderr, the parent's log):
 
-The parent passes everything it needs in the job file: per variant, how to load it (its ``run``
-by module and qualified name, else its backend's entry point), and per specialisation the launch
-params, the problem's descriptor and the output's layout (shape, dtype, rows or array).  The
-worker uses the plugin model only (``Problem``, ``Variant``, ``RowSink``, ``run_variant``), never
-the engine (registry, checker)."""
+1. it runs each variant's ``run`` unchanged on each specialisation of its job file (a share of
+   the sweep), recording every launch instead of running it, and sends ``{"traced": ...}``: per
+   launch, the kernel's cache key (:func:`launch_key`: its fingerprint, argument types, options,
+   the compute capability and the toolchain's versions), name, place, signature, launch
+   configuration, declared ``max_registers`` and host-computed static shared memory
+   (:mod:`._resources`); per variant, the findings of tracing itself;
+2. then, for each ``{"compile": key}`` the parent sends (a kernel no other worker compiles and
+   the disk cache does not hold), it compiles that kernel with ``numba.cuda.compile_ptx``, plus
+   nvJitLink / ``ptxas`` for registers, shared memory and spills, and answers ``{"result": key,
+   ...}``; ``{"exit": true}`` ends it.
+
+The worker uses the plugin model only (``Problem``, ``Variant``, ``RowSink``, ``run_variant``),
+never the engine (registry, checker)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import sys
 import time
 import traceback
 
-from ._assemble import assemble
+from ._assemble import assemble, ptx_static_shared
 from ._fake_device import install_fakes
-from ._pool import _finding
+from ._findings import finding
+from ._fingerprint import Unfingerprintable, fingerprint
+from ._resources import NotComputable, static_shared_bytes
 from ._tools import find_ptxas
+
+#: the compile options of ``numba.cuda.jit`` that ``compile_ptx`` takes
+PTX_OPTIONS = ("fastmath", "lineinfo", "debug", "opt", "launch_bounds")
 
 
 def _short(e: BaseException, limit=1500) -> str:
@@ -33,8 +48,69 @@ def _kernel_lines(pyfunc):
         return None, None
 
 
-def worker(inp: str, outp: str) -> None:
+def toolchain(ptxas) -> dict:
+    """The versions a compile result depends on besides the kernel: numba-cuda, NVVM, the assembler."""
+    from importlib.metadata import version
+    out = {"numba-cuda": version("numba-cuda")}
+    try:
+        from numba.cuda.cudadrv.nvvm import NVVM
+        out["nvvm"] = list(NVVM().get_version())
+    except Exception as e:
+        out["nvvm"] = f"unknown ({type(e).__name__})"
+    try:
+        from cuda.bindings import nvjitlink
+        out["nvjitlink"] = list(nvjitlink.version())
+    except Exception:
+        out["nvjitlink"] = None
+    if ptxas:
+        import subprocess
+        try:
+            out["ptxas"] = subprocess.run([ptxas, "--version"], capture_output=True, text=True,
+                                          timeout=60).stdout.strip().splitlines()[-1:]
+        except Exception:
+            out["ptxas"] = ptxas
+    return out
+
+
+def _options(disp) -> dict:
+    opts = {k: v for k, v in disp.targetoptions.items() if k in PTX_OPTIONS}
+    return opts
+
+
+def launch_key(disp, argtypes, cc, tools: dict, assemble_too: bool) -> str | None:
+    """The sha256 naming what compiling ``disp`` for ``argtypes`` yields, or None when the kernel
+    cannot be fingerprinted (:mod:`._fingerprint`)."""
+    try:
+        fp = fingerprint(disp)
+    except Unfingerprintable:
+        return None
+    desc = [fp, [str(a) for a in argtypes], sorted((k, repr(v)) for k, v in _options(disp).items()),
+            disp.targetoptions.get("max_registers"), list(cc), tools, assemble_too]
+    return hashlib.sha256(json.dumps(desc, default=repr).encode()).hexdigest()
+
+
+class _Channel:
+    """The protocol: JSON lines on the stdout the worker was started with (fd 1 itself then points
+    to stderr, so that prints of the code it runs never reach the parent as messages)."""
+
+    def __init__(self):
+        self.out = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+
+    def send(self, msg) -> None:
+        self.out.write(json.dumps(msg, default=str) + "\n")
+        self.out.flush()
+
+    @staticmethod
+    def receive():
+        line = sys.stdin.readline()
+        return json.loads(line) if line else {"exit": True}
+
+
+def worker(inp: str) -> None:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "0"
+    chan = _Channel()
     import numpy as np
     if not hasattr(np, "row_stack"):
         np.row_stack = np.vstack
@@ -45,59 +121,54 @@ def worker(inp: str, outp: str) -> None:
     with open(inp) as f:
         job = json.load(f)
     cc = tuple(job["cc"])
-    ptxas = find_ptxas() if job.get("ptxas", True) else None
+    assemble_too = job.get("ptxas", True)
+    ptxas = find_ptxas() if assemble_too else None
+    tools = toolchain(ptxas)
     launches: list = []
-    keep: list = []
 
     def recorder(disp, argtypes, lc):
         launches.append((disp, argtypes, lc))
-        keep.append(disp)
 
     install_fakes(cc, recorder)
-    compile_one = _compiler(cuda, cc, ptxas, job.get("ptxas", True))
-    out: dict = {}
+    kernels: dict = {}          # key -> (dispatcher, argtypes): what "compile" compiles
+    records, findings = [], {}
     for task in job["tasks"]:
         vid = task["id"]
-        fs = out.setdefault(vid, [])
+        fs = findings.setdefault(vid, [])
         try:
-            _check_task(task, fs, cc, launches, compile_one)
+            _trace_task(task, fs, launches, records, kernels, cc, tools, assemble_too)
         except Exception as e:  # a bug in the check itself: reported, never a pass
-            fs.append(_finding("compile-check-failed", f"the compile check failed on this variant: "
-                                                       f"{_short(e)}", vid,
-                               traceback="".join(traceback.format_exception(e))[-3000:]))
-    with open(outp, "w") as f:
-        json.dump(out, f, default=str)
+            fs.append(finding("compile-check-failed", f"the compile check failed on this variant: {_short(e)}", vid,
+                              traceback="".join(traceback.format_exception(e))[-3000:]))
+    chan.send({"traced": {"records": records, "findings": findings}})
+    while True:
+        cmd = chan.receive()
+        if cmd.get("exit"):
+            chan.send({"exited": True})
+            break
+        key = cmd["compile"]
+        disp, argtypes = kernels[key]
+        chan.send({"result": key, **compile_kernel(cuda, cc, ptxas, assemble_too, disp, argtypes)})
 
 
-def _compiler(cuda, cc, ptxas, assemble_too: bool):
-    """``compile_one(dispatcher, argtypes) -> dict``: PTX (and SASS info through ``ptxas`` /
-    nvJitLink when ``assemble_too``) of one kernel specialisation, each compiled once."""
-    compiled: dict = {}
-
-    def compile_one(disp, argtypes):
-        key = (id(disp), argtypes)
-        if key in compiled:
-            return compiled[key]
-        opts = {k: v for k, v in disp.targetoptions.items()
-                if k in ("fastmath", "lineinfo", "debug", "opt", "launch_bounds")}
-        t0 = time.perf_counter()
-        try:
-            ptx, _ = cuda.compile_ptx(disp.py_func, argtypes, cc=cc, **opts)
-        except Exception as e:
-            res = {"error": _short(e), "stage": "numba/NVVM"}
-        else:
-            res = {"ptx_bytes": len(ptx)}
-            if assemble_too:
-                info, err, tool = assemble(ptxas, ptx, cc)
-                if err:
-                    res.update(error=err[-1500:], stage=tool)
-                elif info is not None:
-                    res.update(info, assembler=tool)
-        res["seconds"] = round(time.perf_counter() - t0, 3)
-        compiled[key] = res
-        return res
-
-    return compile_one
+def compile_kernel(cuda, cc, ptxas, assemble_too: bool, disp, argtypes) -> dict:
+    """PTX (and, when ``assemble_too``, SASS resources through nvJitLink / ``ptxas``) of one
+    kernel specialisation: ``{"ptx_bytes", "regs", "smem", ...}`` or ``{"error", "stage"}``."""
+    t0 = time.perf_counter()
+    try:
+        ptx, _ = cuda.compile_ptx(disp.py_func, argtypes, cc=cc, **_options(disp))
+    except Exception as e:
+        res = {"error": _short(e), "stage": "numba/NVVM"}
+    else:
+        res = {"ptx_bytes": len(ptx), "smem_ptx": ptx_static_shared(ptx)}
+        if assemble_too:
+            info, err, tool = assemble(ptxas, ptx, cc, disp.targetoptions.get("max_registers"))
+            if err:
+                res.update(error=err[-1500:], stage=tool)
+            elif info is not None:
+                res.update(info, assembler=tool)
+    res["seconds"] = round(time.perf_counter() - t0, 3)
+    return res
 
 
 def load_variant(task: dict):
@@ -138,20 +209,26 @@ def _scratch(layout: dict):
     return np.zeros(shape, dtype)
 
 
-def _check_task(task, fs, cc, launches, compile_one):
-    """Trace every specialisation of one variant on the fake device and judge each recorded
-    launch; the findings go into ``fs``."""
+def _host_smem(disp):
+    try:
+        return static_shared_bytes(disp.py_func)
+    except NotComputable as e:
+        return str(e)
+
+
+def _trace_task(task, fs, launches, records, kernels, cc, tools, assemble_too):
+    """Trace every specialisation of one variant on the fake device: a record per launch into
+    ``records`` (its kernel into ``kernels`` by key), tracing's own findings into ``fs``."""
     from refconv import Problem
     from refconv.variant import run_variant
     vid = task["id"]
     try:
         variant = load_variant(task)
     except Exception as e:
-        fs.append(_finding("compile-check-failed", f"cannot load the variant in a non-simulator "
-                                                   f"process: {_short(e)}", vid))
+        fs.append(finding("compile-check-failed", f"cannot load the variant in a non-simulator "
+                                                  f"process: {_short(e)}", vid))
         return
-    infos: dict = {}
-    errors: dict = {}
+    keys: dict = {}             # (id(dispatcher), argtypes) -> key, within this worker
     for params, desc, layout in task["specs"]:
         spec = {"params": params, "problem": desc}
         launches.clear()
@@ -161,7 +238,7 @@ def _check_task(task, fs, cc, launches, compile_one):
         except Exception as e:  # the fake device returns garbage: later host code may fail
             trace_err = e
         if not launches:
-            fs.append(_finding(
+            fs.append(finding(
                 "compile-check-failed",
                 f"no kernel launch recorded for params {params} on {desc}"
                 + (f": the variant raised {_short(trace_err)}" if trace_err else ""), vid,
@@ -169,56 +246,19 @@ def _check_task(task, fs, cc, launches, compile_one):
                 traceback="".join(traceback.format_exception(trace_err))[-3000:] if trace_err else None))
             continue
         for disp, argtypes, lc in launches:
-            _judge_launch(vid, spec, cc, disp, argtypes, lc, compile_one(disp, argtypes), errors, infos)
-    fs.extend(errors.values())
-    fs.extend(infos.values())
-
-
-def _launch_limit(lc, res) -> str | None:
-    """Why a launch configuration cannot launch on the device (threads, registers, shared memory)."""
-    import numpy as np
-    threads = int(np.prod(lc.blockdim))
-    if threads > 1024:
-        return f"block {lc.blockdim} has {threads} threads > 1024"
-    if "regs" in res and res["regs"] * threads > 65536:
-        return (f"{res['regs']} registers x {threads} threads = {res['regs'] * threads} "
-                f"> 65536 registers per block (too many resources requested for launch)")
-    if res.get("smem", 0) + int(lc.sharedmem or 0) > 49152:
-        return (f"{res.get('smem', 0)} B static + {lc.sharedmem} B dynamic shared memory "
-                f"> 48 KiB (numba does not opt in to more)")
-    return None
-
-
-def _judge_launch(vid, spec, cc, disp, argtypes, lc, res, errors: dict, infos: dict) -> None:
-    """One recorded launch: a ``compile-error`` or ``launch-error`` (once per kernel and cause) into
-    ``errors``, else a ``compile-info`` (once per kernel, params and signature) into ``infos``."""
-    params = spec["params"]
-    name = disp.py_func.__qualname__
-    file, line = _kernel_lines(disp.py_func)
-    sig = f"({', '.join(str(a) for a in argtypes)})"
-    where = dict(kernel=name, file=file, line=line, signature=sig, cc=f"sm_{cc[0]}{cc[1]}",
-                 specialisation=spec)
-    if "error" in res:
-        k = (name, res["error"][:200])
-        if k not in errors:
-            errors[k] = _finding(
-                "compile-error", f"kernel {name}{sig} does not compile for sm_{cc[0]}{cc[1]} "
-                f"({res['stage']}) with params {params}: {res['error']}", vid, stage=res["stage"], **where)
-        return
-    why = _launch_limit(lc, res) if lc is not None else None
-    if why and ("launch", name, why) not in errors:
-        errors[("launch", name, why)] = _finding(
-            "launch-error", f"kernel {name}: {why} (params {params})", vid, griddim=list(lc.griddim),
-            blockdim=list(lc.blockdim), sharedmem=int(lc.sharedmem or 0), **where)
-    ik = (name, json.dumps(params, sort_keys=True, default=str), sig)
-    if ik not in infos:
-        extra = ""
-        if "regs" in res:
-            extra = (f": {res['regs']} registers, {res.get('smem', 0)} B static smem, "
-                     f"{res.get('spill_stores', 0)} B spill stores, {res.get('spill_loads', 0)} B "
-                     f"spill loads, {res.get('stack', 0)} B stack")
-        infos[ik] = _finding("compile-info", f"kernel {name}{sig} params {params} compiled for "
-                             f"sm_{cc[0]}{cc[1]}{extra}", vid,
-                             **{k: res[k] for k in ("regs", "smem", "spill_stores", "spill_loads",
-                                                    "stack", "ptx_bytes", "seconds", "assembler") if k in res},
-                             **where)
+            local = (id(disp), argtypes)
+            if local not in keys:
+                key = launch_key(disp, argtypes, cc, tools, assemble_too) or f"unique-{os.getpid()}-{len(kernels)}"
+                kernels.setdefault(key, (disp, argtypes))
+                keys[local] = (key, _host_smem(disp))
+            key, host_smem = keys[local]
+            file, line = _kernel_lines(disp.py_func)
+            records.append({
+                "variant": vid, "specialisation": spec, "key": key,
+                "kernel": disp.py_func.__qualname__, "file": file, "line": line,
+                "signature": f"({', '.join(str(a) for a in argtypes)})",
+                "griddim": list(lc.griddim) if lc is not None else None,
+                "blockdim": list(lc.blockdim) if lc is not None else None,
+                "sharedmem": int(lc.sharedmem or 0) if lc is not None else None,
+                "max_registers": disp.targetoptions.get("max_registers"),
+                "host_smem": host_smem})
