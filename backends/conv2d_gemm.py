@@ -235,17 +235,15 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
 
 
 #: the 1x1 path's measured rule, ahead of the model: where split 1 of this deep-K tile gives at
-#: least ``SMS`` blocks, ``auto`` (tile and split) takes it.  On the H100 (2026-11-27,
-#: lab/sweeps/gpu_conv_best_sweep.py --alts deep / --alts shapes) the 32x32 tile with 64-deep K slices
-#: beat every tile and split the model chose from where the GPU is full without split-K, and lost
-#: where it is not (T3-A: 16 blocks, 36.1 us against 16.4 with split-K); its 256-thread form (2x2
+#: least ``SMS`` blocks, ``auto`` (tile and split) takes it.  On an H100
+#: (lab/sweeps/gpu_conv_best_sweep.py --alts deep / --alts shapes; the numbers are in
+#: docs/performance.md) the 32x32 tile with 64-deep K slices beat every tile and split the model
+#: chose where the GPU is full without split-K, and lost where it is not; its 256-thread form (2x2
 #: micro-tiles; the grid gives an SM one or two blocks, so more threads hide more latency) was
-#: faster again, Numba: T3-B 13.5 us (64 threads: 15.6, the model's choice: 19.0; cuDNN f32 14.8),
-#: T3-C 7.3 us (8.9, 10.7; cuDNN 8.5).  OpenCL's rows did not move beyond their scatter (T3-B 22.7
-#: against 21.3, T3-C 14.1 against 14.4 in the same run)
+#: faster again on Numba; OpenCL's rows did not move beyond their scatter
 DEEP_1X1 = "32x32k64-2x2"
 
-#: ``auto`` takes the smallest tile (then split) whose estimate is within this many µs or this
+#: ``auto`` takes the smallest tile (then split) whose estimate is within this many microseconds or this
 #: fraction of the best one: below the model's resolution, less padded work and fewer threads win
 #: (and a tiny problem gets a small tile, cheap under the simulator too)
 TIE_US, TIE_FRACTION = 1.0, 0.05
@@ -267,7 +265,7 @@ def plan(g: Geometry, tile="auto", split="auto", itemsize: int = 4, path="auto",
             return deep
     tiles = [TILES[tile]] if tile != "auto" else [t for t in reversed(TILES.values()) if t.auto]
     splits = [int(split)] if split != "auto" else list(SPLITS)
-    # auto never fuses: on the H100 (2026-11-27, lab/sweeps/gpu_conv_best_sweep.py) the fused reduction
+    # auto never fuses: on an H100 (lab/sweeps/gpu_conv_best_sweep.py) the fused reduction
     # was no faster than the kernel where the model chose it, and OpenCL's failed the check on NVIDIA
     fuses = {"auto": (False,), "kernel": (False,), "fused": (True,)}[reduce]
     cands = [(estimate_us(g, p, itemsize), p)

@@ -16,7 +16,7 @@
  * ONE (-DONE=1): the 1x1 path (1x1 filter, stride 1, no padding): B[k, q] = x[n*CHW + k*HoWo + p]
  * for k < K (0 past K), no table and no bounds test.  No fused split-K reduction (the Numba twin
  * has one): OpenCL 1.2 has no device-scope fence, and the last-work-group pattern failed the check
- * on NVIDIA (H100, 2026-11-27); cnt is unused. */
+ * on NVIDIA (an H100); cnt is unused. */
 #pragma OPENCL FP_CONTRACT ON
 /* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
@@ -76,7 +76,7 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
           __global int *cnt, __constant const int * restrict prm)
 {
     /* the scalars in one __constant buffer (PRM_* order, conv2d_best.py): NVIDIA's OpenCL charged
-     * a launch with more than two scalar arguments 2-3.5 us more (H100, 2026-11-27) */
+     * a launch with more than two scalar arguments a few microseconds more (an H100) */
     const int M = prm[0], NQ = prm[1], HoWo = prm[2], Wo = prm[3], H = prm[4], W = prm[5], CHW = prm[6];
     const int sy = prm[7], sx = prm[8], py = prm[9], px = prm[10], Mpad = prm[11], Kpad = prm[12];
     const int kt_per = prm[13], KT = prm[14], K = prm[15], has_bias = prm[16], direct = prm[17];

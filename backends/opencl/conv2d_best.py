@@ -28,7 +28,7 @@ SUPPORTS = {"dtype": ("float32", "float64"), "groups": (1,), "n": Range(1), "c":
             "bias": (0, 1), "stride": Range(1), "padding": Range(0), "dilation": Range(1)}
 #: no ``fused``: the last work-group's reading of the other groups' partials after
 #: ``mem_fence(CLK_GLOBAL_MEM_FENCE)`` is not ordered across work-groups in OpenCL 1.2, and on an H100
-#: (NVIDIA OpenCL, 2026-11-27) it failed the check on cuconv-T3-1x1-C (16 of 186624 elements)
+#: (NVIDIA OpenCL) it failed the check on cuconv-T3-1x1-C (16 of 186624 elements)
 REDUCES = ("auto", "kernel")
 PARAMS = (Param("tile", ("auto",) + tuple(G.TILES), "auto"), Param("split", ("auto",) + G.SPLITS, "auto"),
           Param("path", G.PATHS, "auto"), Param("reduce", REDUCES, "auto"))
@@ -44,10 +44,10 @@ def options(dtype, t: G.Tile, one: bool = False) -> tuple:
 def _scalars(values):
     """The kernels' int scalars as one ``__constant int`` buffer: ``gemm`` takes
     ``G.kernel_ints`` then ``has_bias`` and ``direct``; ``reduce_split`` (M, NQ, HoWo, split,
-    has_bias).  NVIDIA's OpenCL charged a launch with more than two scalar arguments 2-3.5 µs
-    more inside its profiling interval, on one work-item as on gemm's grid (H100, 2026-11-27,
-    scripts/gpu_opencl_launch_probe.py: one buffer and 4, 8 or 16 ints 6.7 / 5.3 / 6.6 µs, one
-    buffer and 2 ints 3.2, one buffer and a __constant int[16] 3.2)."""
+    has_bias).  NVIDIA's OpenCL charged a launch with more than two scalar arguments a few
+    microseconds more inside its profiling interval, on one work-item as on gemm's grid (an H100,
+    lab/probes/gpu_opencl_launch_probe.py; one buffer and a __constant int[16] cost what one buffer
+    and 2 ints did)."""
     return oc.to_device(np.asarray(values, np.int32))
 
 
