@@ -102,8 +102,7 @@ def _shares(tasks: list, n: int) -> list:
 
 
 class _Progress:
-    """Lines on stderr: the plan once, then progress at most every :data:`PROGRESS_SECONDS`
-    seconds and at least every :data:`PROGRESS_KERNELS` kernels, then the total."""
+    """Lines on stderr: the plan once, then progress (:meth:`tick`)."""
 
     def __init__(self, quiet: bool):
         self.quiet, self.t0, self.last_t, self.last_n = quiet, time.monotonic(), time.monotonic(), 0
@@ -113,9 +112,12 @@ class _Progress:
             print(f"refconv compile check: {text}", file=sys.stderr, flush=True)
 
     def tick(self, done: int, total: int) -> None:
+        """After a kernel (or a wait): a line when :data:`PROGRESS_KERNELS` more are done, or
+        :data:`PROGRESS_SECONDS` have passed and more are done, or three times that has passed."""
         now = time.monotonic()
-        if done == total or done - self.last_n >= PROGRESS_KERNELS or (now - self.last_t >= PROGRESS_SECONDS
-                                                                         and done > self.last_n):
+        quiet_for = now - self.last_t
+        if (done == total and done > self.last_n) or done - self.last_n >= PROGRESS_KERNELS or (
+                quiet_for >= PROGRESS_SECONDS and done > self.last_n) or quiet_for >= 3 * PROGRESS_SECONDS:
             self.say(f"{done}/{total} kernels compiled, {now - self.t0:.0f} s")
             self.last_t, self.last_n = now, done
 
@@ -279,6 +281,8 @@ def _run(workers, cache, timeout, progress, result) -> dict:
             for w in live:   # a stack: its own share first, then the others' it traced (taken when idle)
                 w.holds = [k for k in todo if w.i in holders[k] and k not in mine[w.i]] + list(reversed(mine[w.i]))
                 assign(w)
+        if started and total:
+            progress.tick(sum(1 for k in todo if k in results), total)
         for sk, _ in sel.select(timeout=0.25):
             w = sk.data
             line = w.p.stdout.readline()
