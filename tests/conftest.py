@@ -79,7 +79,8 @@ def faults_env(tmp_path_factory):
 SLOW_MODULES = {"test_conformance", "test_cli", "test_cli_verdicts", "test_pytest_plugin", "test_checker_catches_bugs",
                 "test_runner_faults", "test_shard_merge", "test_sanitizer", "test_sanitizer_opencl",
                 "test_compile_check", "test_sim_scheduler", "test_opencl_oclgrind", "test_bench_timing",
-                "test_repro_options", "test_third_party_opencl", "test_third_party_cuda", "test_bench_faults"}
+                "test_repro_options", "test_third_party_opencl", "test_third_party_cuda", "test_bench_faults",
+                "test_kernel_resources"}
 
 
 #: the longest tests (minutes of CPU each on 2 cores), run first so that under ``-n 2`` no worker
