@@ -141,7 +141,7 @@ def test_ptx_census_counts_a_kernels_instructions_by_kind():
     GPU, instructions counted by kind."""
     import subprocess
     env = {k: v for k, v in os.environ.items() if k not in ("REFCONV_CUDA", "NUMBA_ENABLE_CUDASIM")}
-    p = subprocess.run([sys.executable, str(HERE.parent / "scripts" / "ptx_census.py"), "filter2d/numba_cuda/GM"],
+    p = subprocess.run([sys.executable, str(HERE.parent / "lab" / "probes" / "ptx_census.py"), "filter2d/numba_cuda/GM"],
                        capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     line = next(x for x in p.stdout.splitlines() if x.startswith("filter2d/numba_cuda/GM kernel"))
