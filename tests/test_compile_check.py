@@ -216,3 +216,12 @@ def test_a_second_run_takes_every_kernel_from_the_cache_and_says_so(tmp_path, mo
     assert f"0 from the cache {tmp_path / 'cache'}, {kernels} to compile" in err1      # said up front
     assert f"{kernels}/{kernels} kernels compiled" in err1
     assert f"{kernels} from the cache {tmp_path / 'cache'}, 0 to compile" in err2
+
+
+def test_a_worker_past_its_time_limit_is_killed_and_never_a_pass(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE)] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    monkeypatch.setenv("REFCONV_COMPILE_CACHE", "off")
+    v = _variant("clean", run_clean)
+    fs = cc.preflight([v], {"cc": "sm_90", "compile_timeout": 0.2, "compile_jobs": 1})[v.id]
+    assert fs and all(f["class"] == "compile-check-failed" for f in fs), fs
+    assert "hang" in fs[0]["message"] and "compile-check worker" in fs[0]["message"]

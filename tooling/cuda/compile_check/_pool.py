@@ -152,8 +152,8 @@ class _Worker:
 def preflight(variants, options=None) -> dict:
     """``{variant_id: [finding dicts]}``; an empty list means every kernel compiled.  Options:
     ``compile_params`` (:func:`parameter_mode`), ``cc``, ``compile_jobs`` (workers, default: one
-    per CPU up to 4; ``REFCONV_COMPILE_JOBS``), ``compile_timeout`` (CPU seconds a worker may use,
-    default 900), ``ptxas`` (assemble too, default True), ``compile_quiet`` (no progress lines)."""
+    per CPU up to 4; ``REFCONV_COMPILE_JOBS``), ``compile_timeout`` (CPU seconds a worker may spend
+    tracing its share, and then compiling one kernel; default 900), ``ptxas`` (assemble too, default True), ``compile_quiet`` (no progress lines)."""
     options = dict(options or {})
     mode = parameter_mode(options)
     cc = parse_cc(options.get("cc") or os.environ.get("REFCONV_CC") or DEFAULT_CC)
@@ -242,6 +242,7 @@ def _run(workers, cache, timeout, progress, result) -> dict:
             if key not in results and key not in assigned:
                 assigned.add(key)
                 w.busy = key
+                w.clock.start()                  # the time limit is per kernel
                 w.send({"compile": key})
                 return
         w.busy = None
