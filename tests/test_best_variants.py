@@ -423,19 +423,25 @@ def test_opencl_sobel_best_matches_the_spec_on_every_layout(pocl, rows):
         _judge(f"sobel/opencl/best_R{rows}", spec, {"wg_x": 8})
 
 
-@pytest.mark.parametrize("build", ["-DGRAY_FMA=0"])
-def test_opencl_alternative_builds_timed_by_the_roofline_sweep_match_the_spec(pocl, monkeypatch, build):
-    """lab/sweeps/gpu_roofline_sweep.py times another build of the OpenCL sobel best kernel against the
-    shipped one (the gray products as subtract-and-multiply): it must give the spec's bits too, or
-    the comparison is of a wrong kernel."""
-    from refconv.backends.opencl import sobel_best as sb
-    mod = sb
-    orig = mod.options
-    monkeypatch.setattr(mod, "options", lambda *a: orig(*a) + (build,))
-    from refconv.runner import check_variant
-    vid = "sobel/opencl/best_R2"
-    r = check_variant(_variant(vid), "ci", seed=0, failures_dir=None, shrink=False)   # directed cases + 25
-    assert r.status == "pass", f"{vid} built with {build}: {r.reason}"
+@pytest.mark.parametrize("backend,rows", [("numba_cuda", 3), ("opencl", 6)])
+def test_sobel_best_of_a_design_the_roofline_sweep_times_matches_the_spec(request, backend, rows):
+    """lab/sweeps/gpu_roofline_sweep.py times sobel best designs that do not ship (other row counts, a
+    register cap) through ``make_variant(Build(...))``: they must give the spec's bits too, or the
+    comparison is of a wrong kernel; and the variant must be built from the design passed, not from a
+    shipped one."""
+    import importlib
+    request.getfixturevalue("sim" if backend == "numba_cuda" else "pocl")
+    mod = importlib.import_module(f"refconv.backends.{backend}.sobel_best")
+    assert all(d.rows != rows for d in mod.SHIPPED)
+    v = mod.make_variant(mod.Build(rows=rows, max_registers=64))
+    assert v.id == f"sobel/{backend}/best_R{rows}"
+    params = {"bx": 32} if backend == "numba_cuda" else {"wg_x": 8}
+    for spec in _sobel_cases():
+        r = check_example(v, Problem.parse(spec), params)
+        assert r.status == "pass", f"{v.id} (max_registers=64) {params} on {spec}: {r.message}"
+    for h in _row_count_cases(rows):
+        r = check_example(v, Problem.parse(SOBEL.format(ch=4, h=h, w=16, mag="l1", image="random.2")), params)
+        assert r.status == "pass", f"{v.id} (max_registers=64) {params} at h={h}: {r.message}"
 
 
 def _row_count_cases(rows: int):
@@ -497,4 +503,4 @@ def test_a_build_error_in_a_best_kernel_quotes_its_own_file_and_line_past_the_sh
                 if "fabs(gx) + fabs(gy)" in s)
     bad = sb.SRC.replace("fabs(gx) + fabs(gy)", "fabs(gx) + no_such_name")
     with pytest.raises(Exception, match=rf"sobel_best\.cl:{line}:\d+: .*no_such_name"):
-        oc.kernel(bad, "sobel_best", sb.options(1, 4, False, True), sb.SRC_NAME)
+        oc.kernel(bad, "sobel_best", sb.options(sb.Build(rows=1, ch=4, vec=True), oc.target() == "nvidia"), sb.SRC_NAME)

@@ -1,7 +1,7 @@
 """The shipped kernels' generated source, readable without running anything: ``docs/kernels/`` holds
-what the filter2d best generators emit for the preset's builds (numba-cuda: the Python source that
-``cuda.jit`` compiles; OpenCL: the program text and each build's options), and this test regenerates
-it and compares.  It also holds the generators to one build description a kernel: no function in
+what the filter2d and sobel best generators emit for their presets' builds (numba-cuda: the Python
+source that ``cuda.jit`` compiles; OpenCL: the program text and each build's options), and this test
+regenerates it and compares.  It also holds the generators to one build description a kernel: no function in
 ``backends/`` takes more than 8 parameters.
 
 Regenerate ``docs/kernels/`` after a deliberate change to a generator:
@@ -15,12 +15,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "docs" / "kernels"
 PRESET = "filter2d-u8-3x3-3072"
+SOBEL_PRESET = "sobel-4096x3072"
+#: the ops whose best kernels docs/kernels/ holds (a file there is named after its op)
+OPS = ("filter2d", "sobel")
 REGENERATE = ".venv/bin/python tests/test_kernel_sources.py"
 
 
 def shipped_sources() -> dict:
-    """``{file name: text}`` of docs/kernels/: each shipped filter2d best design specialised for the
-    preset problem (the build a GPU runs for it)."""
+    """``{file name: text}`` of docs/kernels/: each shipped filter2d and sobel best design specialised
+    for its preset problem (the build a GPU runs for it)."""
     from refconv.backends.numba_cuda import filter2d_best as nb
     from refconv.backends.opencl import filter2d_best as ob
     from refconv.bench import presets
@@ -39,6 +42,29 @@ def shipped_sources() -> dict:
             f"# filter2d/opencl/best_R{design.rows} on the {PRESET} preset: the build options of "
             f"filter2d_opencl_best.cl for {build!r} on NVIDIA's OpenCL (elsewhere without -DUSE_PTX).  "
             f"Generated: {REGENERATE}\n" + "\n".join(ob.options(build, True)) + "\n")
+    out.update(_sobel_sources())
+    return out
+
+
+def _sobel_sources() -> dict:
+    from refconv.backends.numba_cuda import sobel_best as nb
+    from refconv.backends.opencl import sobel_best as ob
+    from refconv.bench import presets
+    problem = presets.PRESETS[SOBEL_PRESET].problem()
+    out = {}
+    for design in nb.SHIPPED:
+        build = nb.specialise(design, problem)
+        out[f"sobel_numba_cuda_best_R{design.rows}.py"] = (
+            f"# sobel/numba_cuda/best_R{design.rows} on the {SOBEL_PRESET} preset: refconv.backends.numba_cuda."
+            f"sobel_best.source({build!r}), as cuda.jit compiles it on a GPU.  Generated: {REGENERATE}\n"
+            + nb.source(build))
+    out["sobel_opencl_best.cl"] = ob.SRC
+    for design in ob.SHIPPED:
+        build = ob.specialise(design, problem)
+        out[f"sobel_opencl_best_R{design.rows}.options"] = (
+            f"# sobel/opencl/best_R{design.rows} on the {SOBEL_PRESET} preset: the build options of "
+            f"sobel_opencl_best.cl for {build!r} on NVIDIA's OpenCL (elsewhere without -DUSE_PTX).  "
+            f"Generated: {REGENERATE}\n" + "\n".join(ob.options(build, True)) + "\n")
     return out
 
 
@@ -46,7 +72,7 @@ def test_docs_kernels_hold_the_generated_source_of_every_shipped_build():
     want = shipped_sources()
     stale = sorted(n for n, text in want.items()
                    if not (KERNELS / n).is_file() or (KERNELS / n).read_text() != text)
-    extra = sorted(p.name for p in KERNELS.glob("filter2d_*") if p.name not in want)
+    extra = sorted(p.name for op in OPS for p in KERNELS.glob(f"{op}_*") if p.name not in want)
     assert not stale and not extra, (
         f"docs/kernels/ does not match the generators: out of date {stale}, not generated {extra}; "
         f"if the change is deliberate, regenerate with `{REGENERATE}` and commit docs/kernels/")

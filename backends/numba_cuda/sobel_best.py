@@ -19,10 +19,18 @@ permutes; otherwise loads and stores are bytes.  A channel byte becomes ``bits(0
 whose low byte it then is.  The kernel body is
 generated as straight-line code so the gray values live in registers; every index is a uint64
 (numba wraps a negative signed index around: a 64-bit compare and select a subscript).
+
+What a kernel is built from is one frozen :class:`Build`: the variant's design (``rows``, a register
+cap) and what the host picks for a problem (channels, magnitude, layout).  The shipped designs are
+:data:`BEST_R1`, :data:`BEST_R2`, :data:`BEST_R4` and :data:`BEST_R8`; :func:`make_variant` makes a
+variant of any design (the lab's sweeps pass theirs), :func:`source` gives a build's kernel source,
+and ``docs/kernels/`` holds that source for the preset's builds (``tests/test_kernel_sources.py``).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,19 +40,39 @@ from refconv import cuda as rc
 from .filter2d_best import device_ops, jit_source, row_block_constraint, unrolled_rows
 
 ORIGIN = "refconv (issue #24): register-blocked rows, wide loads; spec of seed 002"
-ROWS = (1, 2, 4, 8)
 #: threads a block by default (the OpenCL twin's work-group; 256 was faster than 128 on the sobel
 #: preset, lab/sweeps/gpu_roofline_sweep.py)
 BX = 256
 #: output columns a thread computes (8: ten gray pixels a row for eight outputs, and the loop's
 #: address and rotation work shared by eight)
 COLS = 8
-#: a cap on the registers a thread (None: ptxas's choice; see filter2d_best.MAX_REGISTERS)
-MAX_REGISTERS = None
 
 SUPPORTS = {"dtype": ("uint8",), "channels": (0, 3, 4), "h": Range(3), "w": Range(3),
             "magnitude": ("l1", "l2"), "boundary": ("valid",), "out_dtype": ("uint8",),
             "cast": ("saturate",), "rounding": ("trunc",)}
+
+
+@dataclass(frozen=True)
+class Build:
+    """One kernel build.  The design: ``rows``, the output rows a thread computes (each R is a kernel
+    of its own), and ``max_registers``, a cap on a thread's registers (None: ptxas's choice).  What
+    the host picks for a problem (:func:`specialise`): ``ch``, the image's channels (0: gray, 3: RGB,
+    4: RGBA); ``l2``, the L2 magnitude (else L1); ``vec``, the word layout (RGBA with ``W % 8 ==
+    0``)."""
+
+    rows: int
+    ch: int = 0
+    l2: bool = False
+    vec: bool = False
+    max_registers: int | None = None
+
+
+#: the shipped designs, ``sobel/numba_cuda/best_R1`` .. ``best_R8``
+BEST_R1 = Build(rows=1)
+BEST_R2 = Build(rows=2)
+BEST_R4 = Build(rows=4)
+BEST_R8 = Build(rows=8)
+SHIPPED = (BEST_R1, BEST_R2, BEST_R4, BEST_R8)
 
 
 def _cv(x: str) -> str:
@@ -129,11 +157,12 @@ def _store(vec: bool) -> list:
     return L
 
 
-def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
-    """The Python source of ``kern(img8, img32, img64, out8, out32, H, W)``: two rows converted to
-    gray before the loop over the ``rows`` output rows (:func:`unrolled_rows`); in the word layout the
-    third row is loaded before the loop too, and each row converts it, then issues the next row's
-    loads before its own arithmetic and store (so the loads overlap them)."""
+def source(build: Build) -> str:
+    """The Python source of ``build``'s kernel ``kern(img8, img32, img64, out8, out32, H, W)``: two
+    rows converted to gray before the loop over the ``rows`` output rows (:func:`unrolled_rows`); in
+    the word layout the third row is loaded before the loop too, and each row converts it, then issues
+    the next row's loads before its own arithmetic and store (so the loads overlap them)."""
+    rows, nch, l2, vec = build.rows, build.ch, build.l2, build.vec
     ind = lambda lines, n: ["    " * n + s for block in lines for s in block.split("\n")]
     body = [f"c0 = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) * {COLS}",
             f"r0 = 1 + cuda.blockIdx.y * {rows}",
@@ -160,53 +189,69 @@ def source(rows: int, nch: int, l2: bool, vec: bool) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _kernel(rows: int, nch: int, l2: bool, vec: bool, mode: str, max_registers=None):
+def _kernel(build: Build, mode: str):
     import math
     cuda = rc.cuda()
     from numba import float32, int32, uint8, uint32, uint64
-    src = source(rows, nch, l2, vec)
-    fname = f"<refconv sobel_best R{rows} nch{nch} {'l2' if l2 else 'l1'} {'vec' if vec else 'byte'}>"
+    src = source(build)
+    b = build
+    fname = f"<refconv sobel_best R{b.rows} nch{b.ch} {'l2' if b.l2 else 'l1'} {'vec' if b.vec else 'byte'}>"
     f32 = np.float32
     ns = dict(device_ops(), cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint32=uint32, uint64=uint64,
-              sqrt=(lambda v: f32(np.sqrt(f32(v)))) if rc.is_sim() else math.sqrt,
+              sqrt=(lambda v: f32(np.sqrt(f32(v)))) if mode == "sim" else math.sqrt,
               C0=f32(0.299), C1=f32(0.587), C2=f32(0.114),
               **{f"NC{i}M": f32(-c) * f32(8388608.0) for i, c in enumerate((f32(0.299), f32(0.587), f32(0.114)))}, P2=f32(2), M2=f32(-2), F0=f32(0), F255=f32(255),
               NEGM=f32(-8388608.0), MAGI=np.int32(0x4B000000), U0=np.uint32(0), U255=np.uint32(255),
               UFF=np.uint32(0xFF), LO=np.uint64(0xFFFFFFFF), S32=np.uint64(32), M=f32(8388608.0),
               PK0=np.int32(0x0040), PK1=np.int32(0x5410), **{f"SEL{c}": np.int32(0x7540 | c) for c in range(3)},
               **{f"S{s}": np.uint32(s) for s in (0, 8, 16, 24)}, **{f"X{n}": np.uint64(n) for n in range(COLS + 2)})
-    return jit_source(cuda, src, fname, ns, max_registers)
+    # a register cap changes no result, and the simulator (whose jit takes no max_registers) has none
+    return jit_source(cuda, src, fname, ns, build.max_registers if mode == "gpu" else None)
 
 
 def _grid(H: int, W: int, rows: int, bx: int) -> tuple:
     return (rc.cdiv(rc.cdiv(W, COLS), bx), rc.cdiv(max(H - 2, 1), rows))
 
 
-def _make_run(rows: int):
+def specialise(design: Build, problem) -> Build:
+    """``design`` specialised for ``problem``: its channels, its magnitude and the layout (words for
+    RGBA with ``W % 8 == 0``, else bytes)."""
+    img = problem.inputs["image"]
+    ch = 0 if img.ndim == 2 else img.shape[2]
+    return dataclasses.replace(design, ch=ch, l2=problem.option("magnitude") == "l2",
+                               vec=ch == 4 and img.shape[1] % COLS == 0)
+
+
+def _make_run(design: Build):
     def run(problem, out, bx=BX):
         cuda = rc.cuda()
         img = np.ascontiguousarray(problem.inputs["image"])
         H, W = img.shape[:2]
-        nch = 0 if img.ndim == 2 else img.shape[2]
-        vec = nch == 4 and W % COLS == 0
-        k = _kernel(rows, nch, problem.option("magnitude") == "l2", vec, rc.mode(), MAX_REGISTERS)
+        build = specialise(design, problem)
+        k = _kernel(build, rc.mode())
         d_out, n = rc.to_device_poisoned(out, pad_to=4)
         d_img8 = cuda.to_device(img.reshape(-1))
-        d_img32 = d_img8.view(np.uint32) if vec else d_img8
-        d_img64 = d_img8.view(np.uint64) if vec else d_img8
-        rc.launch(k[_grid(H, W, rows, bx), (bx, 1)], d_img8, d_img32, d_img64, d_out, d_out.view(np.uint32),
+        d_img32 = d_img8.view(np.uint32) if build.vec else d_img8
+        d_img64 = d_img8.view(np.uint64) if build.vec else d_img8
+        rc.launch(k[_grid(H, W, design.rows, bx), (bx, 1)], d_img8, d_img32, d_img64, d_out, d_out.view(np.uint32),
                   np.int32(H), np.int32(W))
         cuda.synchronize()
         return rc.from_device(d_out, n, out)
     return run
 
 
-def variants():
-    return [Variant(
-        op="sobel", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(rows), supports=dict(SUPPORTS),
+def make_variant(design: Build) -> Variant:
+    """The variant ``sobel/numba_cuda/best_R{rows}`` of ``design`` (a :data:`SHIPPED` one, or a lab's
+    own, e.g. another row count or a register cap)."""
+    rows = design.rows
+    return Variant(
+        op="sobel", backend="numba_cuda", name=f"best_R{rows}", run=_make_run(design), supports=dict(SUPPORTS),
         params=(Param("bx", (32, 64, 128, 256), BX),), available=rc.reason, writes="interior",
         constraint=row_block_constraint(_grid, rows, BX), origin=ORIGIN,
         doc=(f"Sobel |Gx|+|Gy| (or L2) of the in-kernel float32 gray image, a thread computes {COLS} columns x {rows} "
              "rows from register-held gray rows (four 64-bit loads a row and two 32-bit stores for RGBA with "
              f"W % {COLS} == 0, bytes otherwise); spec arithmetic bit for bit; uint8 out, trunc + saturate, interior only"))
-        for rows in ROWS]
+
+
+def variants():
+    return [make_variant(d) for d in SHIPPED]

@@ -16,10 +16,10 @@
  * renamed (sobel_row), so that no row of registers is copied.
  *
  * A channel byte x becomes X = as_float(0x4B000000 | x) = 2^23 + x (one byte permute, PTX prmt,
- * with -DUSE_PTX), and its gray product one fma on it: fma(C, X, -C*2^23) = rn(C*x) (-DGRAY_FMA=0:
- * C * (X - 2^23)).  The output: with -DUSE_PTX, min(m, 255) added to 2^23 rounding toward zero
- * (PTX add.rz.f32) is 2^23 + trunc(min(m, 255)), whose low byte is the output (m >= 0); the
- * portable build takes convert_uchar_sat_rtz(m), the same byte.
+ * with -DUSE_PTX), and its gray product one fma on it: fma(C, X, -C*2^23) = rn(C*x).  The
+ * output: with -DUSE_PTX, min(m, 255) added to 2^23 rounding toward zero (PTX add.rz.f32) is
+ * 2^23 + trunc(min(m, 255)), whose low byte is the output (m >= 0); the portable build takes
+ * convert_uchar_sat_rtz(m), the same byte.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -34,9 +34,6 @@
 #endif
 #ifndef L2
 #define L2 0
-#endif
-#ifndef GRAY_FMA
-#define GRAY_FMA 1
 #endif
 #define COLS 8
 #define MAGIC 8388608.0f
@@ -57,11 +54,7 @@ inline float magic_byte(const uint u, const uint b)
  * exact), rounded once; one fma instead of a subtract and a multiply */
 inline float prod(const float c, const float X)
 {
-#if GRAY_FMA
     return fma(c, X, -c * MAGIC);
-#else                                      /* -DGRAY_FMA=0: the subtract and the multiply */
-    return c * (X - MAGIC);
-#endif
 }
 
 inline float gray_word(const uint u)     /* RGBA pixel, R in the low byte */
