@@ -25,8 +25,12 @@ if not hasattr(np, "row_stack"):
     np.row_stack = np.vstack
 from numba import cuda  # noqa: E402
 
+from refconv.tooling.cuda.compile_check import find_ptxas  # noqa: E402
+# The public kit has no in-process way to record a variant's launches without a GPU: the compile
+# check's trace (refconv.tooling.cuda.compile_check.trace) runs them in worker processes and hands
+# back records, not the dispatchers and argument types this census compiles to PTX.  So the probe
+# installs the compile check's fake device itself, the one private module it reaches.
 from refconv.tooling.cuda.compile_check._fake_device import install_fakes  # noqa: E402
-from refconv.tooling.cuda.compile_check._tools import find_ptxas  # noqa: E402
 
 CC = (9, 0)
 launches = []
