@@ -224,6 +224,49 @@ def _sweep(tasks, cc, mode, options, result, compile_kernels: bool) -> tuple:
     return [r for w in workers if w.traced for r in w.traced["records"]], results
 
 
+def _assign(w, results: dict, assigned: set) -> None:
+    """Give idle worker ``w`` the next kernel it holds that nobody compiled or took yet (the time
+    limit restarts: it is per kernel); with none left, tell it to exit."""
+    while w.holds:
+        key = w.holds.pop()
+        if key not in results and key not in assigned:
+            assigned.add(key)
+            w.busy = key
+            w.clock.start()
+            w.send({"compile": key})
+            return
+    w.busy = None
+    w.send({"exit": True})
+
+
+def _plan(live, cache, results: dict, assigned: set, progress) -> list:
+    """Every worker has traced: the distinct kernels (cache hits go straight into ``results``),
+    each dealt to the holder with the fewest so far, and every worker started on its first;
+    returns the keys to compile."""
+    keys: dict = {}
+    for w in live:
+        for r in w.traced["records"]:
+            keys.setdefault(r["key"], set()).add(w.i)
+    todo = []
+    for key in keys:
+        hit = None if key.startswith("unique-") else cache.get(key)
+        if hit is not None:
+            results[key] = {**hit, "cached": True}
+        else:
+            todo.append(key)
+    nrec = sum(len(w.traced["records"]) for w in live)
+    where = f"cache {cache.root}" if cache.root else f"no cache: {cache.why_off}"
+    progress.say(f"{nrec} launches of {len(keys)} distinct kernels: {len(keys) - len(todo)} from the {where}, "
+                 f"{len(todo)} to compile on {len(live)} workers")
+    mine = {w.i: [] for w in live}
+    for key in todo:                      # each key to the holder with the fewest so far
+        mine[min(keys[key], key=lambda i: len(mine[i]))].append(key)
+    for w in live:   # a stack: its own share first, then the others' it traced (taken when idle)
+        w.holds = [k for k in todo if w.i in keys[k] and k not in mine[w.i]] + list(reversed(mine[w.i]))
+        _assign(w, results, assigned)
+    return todo
+
+
 def _run(workers, cache, timeout, progress, result) -> dict:
     """Drive the workers (module docstring): returns ``{key: compile result}``; ``cache`` None:
     trace only (every worker ends once it has traced)."""
@@ -231,24 +274,9 @@ def _run(workers, cache, timeout, progress, result) -> dict:
     for w in workers:
         sel.register(w.p.stdout, selectors.EVENT_READ, w)
     results: dict = {}
-    holders: dict = {}            # key -> workers that traced it
+    assigned: set = set()
     todo: list = []
     started = False
-    total = 0
-
-    def assign(w) -> None:
-        while w.holds:
-            key = w.holds.pop()
-            if key not in results and key not in assigned:
-                assigned.add(key)
-                w.busy = key
-                w.clock.start()                  # the time limit is per kernel
-                w.send({"compile": key})
-                return
-        w.busy = None
-        w.send({"exit": True})
-
-    assigned: set = set()
     while True:
         live = [w for w in workers if w.dead is None]
         if not live:
@@ -259,31 +287,9 @@ def _run(workers, cache, timeout, progress, result) -> dict:
                 for w in live:
                     w.send({"exit": True})
                 continue
-            keys = {}
-            for w in live:
-                for r in w.traced["records"]:
-                    keys.setdefault(r["key"], set()).add(w.i)
-            for key, ws in keys.items():
-                holders[key] = ws
-                hit = None if key.startswith("unique-") else cache.get(key)
-                if hit is not None:
-                    results[key] = {**hit, "cached": True}
-                else:
-                    todo.append(key)
-            total = len(todo)
-            nrec = sum(len(w.traced["records"]) for w in live)
-            where = f"cache {cache.root}" if cache.root else f"no cache: {cache.why_off}"
-            progress.say(f"{nrec} launches of {len(keys)} distinct kernels: {len(keys) - total} from the {where}, "
-                         f"{total} to compile on {len(live)} workers")
-            mine = {w.i: [] for w in live}
-            for key in todo:                      # each key to the holder with the fewest so far
-                w = min(holders[key], key=lambda i: len(mine[i]))
-                mine[w].append(key)
-            for w in live:   # a stack: its own share first, then the others' it traced (taken when idle)
-                w.holds = [k for k in todo if w.i in holders[k] and k not in mine[w.i]] + list(reversed(mine[w.i]))
-                assign(w)
-        if started and total:
-            progress.tick(sum(1 for k in todo if k in results), total)
+            todo = _plan(live, cache, results, assigned, progress)
+        if started and todo:
+            progress.tick(sum(1 for k in todo if k in results), len(todo))
         for sk, _ in sel.select(timeout=0.25):
             w = sk.data
             line = w.p.stdout.readline()
@@ -301,8 +307,8 @@ def _run(workers, cache, timeout, progress, result) -> dict:
                 if not key.startswith("unique-"):
                     cache.put(key, msg)
                 w.busy = None
-                progress.tick(sum(1 for k in todo if k in results), total)
-                assign(w)
+                progress.tick(sum(1 for k in todo if k in results), len(todo))
+                _assign(w, results, assigned)
             elif "exited" in msg:
                 w.dead = "done"
                 sel.unregister(w.p.stdout)
