@@ -2,7 +2,7 @@
  * line numbering with #line so that build logs quote each kernel file's own lines).
  * pack4: the low bytes of a, b, c, d packed into one word (a lowest); three byte permutes (PTX
  * prmt) with -DUSE_PTX, the portable uchar4 otherwise. */
-static inline uint pack4(const uint a, const uint b, const uint c, const uint d)
+inline uint pack4(const uint a, const uint b, const uint c, const uint d)
 {
 #ifdef USE_PTX
     uint ab, cd, r;
@@ -52,9 +52,11 @@ static inline uint pack4(const uint a, const uint b, const uint c, const uint d)
  * such low bytes are packed into a word by byte permutes (PTX prmt with -DUSE_PTX).
  * rz(a + b), an add rounded toward zero, is PTX add.rz.f32 with -DUSE_PTX (NVIDIA), else the
  * rounded-to-nearest sum stepped toward zero when its TwoSum error says it rounded away.
- * The helpers are static inline: each is inlined where it is called, so that a tap's kind (a nibble of
- * KINDS) is a constant in the unrolled tap loop; an out-of-line helper computes it at run time, and
- * Oclgrind 21.10 mis-evaluates the switch clang makes of that (tests/oclgrind_probes/narrow_switch.cl).
+ * The helpers that take a tap's index (lanes_set, trunc_small) are static inline: each is inlined
+ * where it is called, so that the tap's kind (a nibble of KINDS) is a constant in the unrolled tap
+ * loop; an out-of-line helper computes it at run time, and Oclgrind 21.10 mis-evaluates the switch
+ * clang makes of that (tests/oclgrind_probes/narrow_switch.cl).  The other helpers stay plain
+ * inline: inlining all of them (static inline) makes PoCL's work-group compile about three times slower.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -87,7 +89,7 @@ static inline uint pack4(const uint a, const uint b, const uint c, const uint d)
 #define MAGIC 8388608.0f
 #define CB 12582912.0f                        /* 1.5 * 2^23 */
 
-static inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
+inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
 {
     if (isnan(v))
         return 0;
@@ -98,7 +100,7 @@ static inline int f2i_rz_sat(const float v)     /* CUDA cvt.rzi.s32.f32 */
     return (int)v;
 }
 
-static inline float fadd_rz(const float a, const float b)
+inline float fadd_rz(const float a, const float b)
 {
 #ifdef USE_PTX
     float r;
@@ -114,7 +116,7 @@ static inline float fadd_rz(const float a, const float b)
 #endif
 }
 
-static inline float pix(const uint x)
+inline float pix(const uint x)
 {
 #if PATH == 0
     return (float)x;
@@ -124,7 +126,7 @@ static inline float pix(const uint x)
 }
 
 /* byte b of the word u as a float */
-static inline float pix_word(const uint u, const uint b)
+inline float pix_word(const uint u, const uint b)
 {
 #if PATH != 0 && defined(USE_PTX)
     uint r;
@@ -154,7 +156,7 @@ typedef struct {
 #endif
 } raw_row;
 
-static inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
+inline raw_row load_raw(__global const uchar *restrict img, const int rr, const int c0, const int W)
 {
 #if OFF32
     const __global uchar *row = img + (uint)(rr * W);      /* H * W < 2^31: 32-bit offsets */
@@ -179,7 +181,7 @@ static inline raw_row load_raw(__global const uchar *restrict img, const int rr,
 }
 
 /* the raw row converted: p[0 .. 17] are columns c0-1 .. c0+16 */
-static inline void convert_row(const raw_row q, float *p)
+inline void convert_row(const raw_row q, float *p)
 {
 #if VEC
     const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
@@ -197,7 +199,7 @@ static inline void convert_row(const raw_row q, float *p)
 
 #if PATH != 0
 /* rd(t * sc + 1.5*2^23) for an integer t, |t| < 2^22, sc = 2^-shift: 1.5*2^23 + (t >> shift) */
-static inline float scale_rd(const float t, const float sc)
+inline float scale_rd(const float t, const float sc)
 {
 #ifdef USE_PTX
     float v;
@@ -216,7 +218,7 @@ static inline float scale_rd(const float t, const float sc)
 /* the high half of a below the low half of b: (a >> 16) | (b << 16).  Off NVIDIA through upsample,
  * the same bits: clang makes a funnel shift (llvm.fshl.i32) of the shift form, an LLVM intrinsic that
  * Oclgrind 21.10 cannot interpret (tests/oclgrind_probes/funnel_shift.cl) */
-static inline uint halves(const uint a, const uint b)
+inline uint halves(const uint a, const uint b)
 {
 #ifdef USE_PTX
     return (a >> 16) | (b << 16);
@@ -226,7 +228,7 @@ static inline uint halves(const uint a, const uint b)
 }
 
 /* the raw row as column pairs: e[c + 1] = x[c] | x[c + 2] << 16 for c = -1 .. 14 (relative to c0) */
-static inline void pair_row(const raw_row q, uint *e)
+inline void pair_row(const raw_row q, uint *e)
 {
 #if VEC
     const uint u[4] = {q.q.s0, q.q.s1, q.q.s2, q.q.s3};
@@ -281,7 +283,7 @@ static inline uint lanes_set(const uint s, const int t)
 }
 
 /* bytes 1 and 3 of a and b interleaved: a.1, b.1, a.3, b.3 */
-static inline uint pack_bytes13(const uint a, const uint b)
+inline uint pack_bytes13(const uint a, const uint b)
 {
 #ifdef USE_PTX
     uint r;
@@ -293,7 +295,7 @@ static inline uint pack_bytes13(const uint a, const uint b)
 }
 
 /* the lanes of output columns i (low) and i + 2 (high), shifted: bytes 1 and 3 are the outputs */
-static inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
+inline uint output_pair(const int *m, const uint *e0, const uint *e1, const uint *e2, const int i, const int shift)
 {
     const uint x[9] = {e0[i], e0[i + 1], e0[i + 2], e1[i], e1[i + 1], e1[i + 2], e2[i], e2[i + 1], e2[i + 2]};
     uint s = 0x7FFF7FFFu;
@@ -308,7 +310,7 @@ static inline uint output_pair(const int *m, const uint *e0, const uint *e1, con
 #endif
 
 /* output column c0+i: its byte in the low byte of the result (the higher bytes are not zero) */
-static inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
+inline uint output(const float *w, const float *p0, const float *p1, const float *p2, const int i,
                    const int shift, const float sc)
 {
     const float x[9] = {p0[i], p0[i + 1], p0[i + 2], p1[i], p1[i + 1], p1[i + 2],

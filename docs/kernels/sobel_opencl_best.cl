@@ -2,7 +2,7 @@
  * line numbering with #line so that build logs quote each kernel file's own lines).
  * pack4: the low bytes of a, b, c, d packed into one word (a lowest); three byte permutes (PTX
  * prmt) with -DUSE_PTX, the portable uchar4 otherwise. */
-static inline uint pack4(const uint a, const uint b, const uint c, const uint d)
+inline uint pack4(const uint a, const uint b, const uint c, const uint d)
 {
 #ifdef USE_PTX
     uint ab, cd, r;
