@@ -116,4 +116,20 @@ deadline = time.monotonic() + 10
 while threading.active_count() > 2048 + 1 and time.monotonic() < deadline:
     time.sleep(0.05)  # evicted pools' threads are exiting
 res["threads_after_many_shapes"] = threading.active_count()
+
+
+@cuda.jit
+def racy_shift(g, out):
+    t = cuda.threadIdx.x
+    g[t] = t
+    # no barrier: a thread reads its neighbours' slots, written or not yet
+    out[t] = g[(t + 1) % 64] + 100 * g[(t + 63) % 64]
+
+
+runs = []
+for _ in range(3):
+    r = np.zeros(64, np.int32)
+    racy_shift[1, 64](np.full(64, -1, np.int32), r)
+    runs.append(r.tolist())
+res["racy_runs"] = runs
 print(json.dumps(res))

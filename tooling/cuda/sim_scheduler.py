@@ -1,25 +1,30 @@
 """A faster block scheduler for numba-cuda's CUDA simulator, with the simulator's semantics.
 
 The simulator runs every thread of a block as a Python thread.  Its ``BlockManager.run`` creates
-a fresh thread per ``threadIdx`` for every block, and releases a barrier when every *live* thread
-waits in ``syncthreads()`` -- finding that out by busy-polling each thread's flag while holding
-the GIL, so each barrier costs whole GIL switch intervals (5 ms).  Barrier-heavy kernels spent
-almost all their time there: ``filter2d/numba_cuda/tiled_halo`` with one output per block took
-29 s for one 20x20 image with a 9x9 mask.
+a fresh OS thread per ``threadIdx`` for every block and releases a barrier when every *live*
+thread waits in ``syncthreads()`` -- finding that out by busy-polling each thread's flag while
+holding the GIL, so each barrier costs whole GIL switch intervals (5 ms).
 
-:func:`run_block` keeps one pool of threads per block shape (one per ``threadIdx``, reused block
-after block and launch after launch) and schedules barriers with condition variables: a thread
-arriving at a barrier, finishing or raising wakes the scheduler, which sleeps otherwise.  The
-rules are the simulator's, unchanged:
+:func:`run_block` runs the threads of a block as greenlets (https://greenlet.readthedocs.io) in
+the calling OS thread instead: a CUDA thread runs until it blocks -- at a barrier, at a
+warp-level operation -- or finishes, then hands control back to the block's scheduler, which
+switches to the next thread that can move.  A switch is a C-level stack swap, not a futex wake
+and a GIL hand-over between OS threads, and the threads of a block run in ``threadIdx`` order
+(linear, x fastest) from one blocking point to the next, so a run is deterministic.  The rules
+are the simulator's, unchanged:
 
 * a barrier is released when every thread of the block that has not finished waits at one (so a
   divergent kernel does not hang, as in the simulator; the sanitizer reports it);
-* an exception in any thread aborts the others and is re-raised, its message naming the thread
-  and block (``tid=[..] ctaid=[..]: ...``), as the simulator words it; that pool is discarded.
+* an exception in any thread aborts the others (each raises at the barrier or warp operation it
+  waits at) and is re-raised, its message naming the thread and block (``tid=[..] ctaid=[..]:
+  ...``), as the simulator words it.
 
-Measured (ci profile, seed 0, ``--jobs 1``, 2-core machine, same run with
-``REFCONV_SIM_SCHEDULER=numba`` as the peer): ``refconv check --cuda sim --op filter2d`` 193.5 s
--> 55.6 s, ``--op matvec`` 84.4 s -> 16.9 s; the one 9x9 ``tiled_halo`` case above 29 s -> 4.7 s.
+One difference from OS threads: a thread that spins on memory another thread of its block
+must write (a flag, a lock taken with ``atomic.cas``) without a barrier or warp-level operation
+in the loop never yields, so the block hangs -- and the check reports a hang -- where the
+simulator's OS threads would eventually interleave.  The GPU does not promise such a loop
+progress either (independent thread scheduling is not forward-progress for a spin on a lock
+held by a lane of the same warp before Volta).
 
 Because it sees every thread of the block, it also runs the warp-level operations that the
 simulator lacks (``shfl_*_sync``, votes, ``match_*_sync``, ``activemask``, ``syncwarp``; see
@@ -27,22 +32,31 @@ simulator lacks (``shfl_*_sync``, votes, ``match_*_sync``, ``activemask``, ``syn
 thread is blocked with a warp group still incomplete, the group goes on without its missing lanes
 (``on_warp`` hears of it; the sanitizer's ``warp-mask`` finding).
 
+Inside a simulated kernel ``threading.current_thread()`` is the OS thread running the block, not
+a simulator thread: :func:`current_thread` returns the running CUDA thread (its ``threadIdx``,
+``blockIdx``, ``thread_id``), and :func:`install` gives the simulator's ``kernelapi`` module a
+``threading`` whose ``current_thread`` is that function.
+
 :func:`install` puts it in place of ``BlockManager.run`` (and the warp-level operations on the
-simulator's ``FakeCUDAModule``), :func:`arm` does so as soon as the simulator
-is imported, by anyone (idempotent; ``REFCONV_SIM_SCHEDULER=numba``
-keeps the simulator's own).  The sanitizer's scheduler is built on :func:`run_block` as well.
-Written against numba-cuda 0.30.4's ``simulator/kernel.py``; another version keeps the original.
+simulator's ``FakeCUDAModule``), :func:`arm` does so as soon as the simulator is imported, by
+anyone (idempotent; ``REFCONV_SIM_SCHEDULER=numba`` keeps the simulator's own).  The sanitizer's
+scheduler is built on :func:`run_block` as well.  Written against numba-cuda 0.30.4's
+``simulator/kernel.py``; another version keeps the original.
 """
 from __future__ import annotations
 
 import os
 import sys
 import threading
+import types
+from collections import deque
 from typing import Callable
 
 import numpy as np
+from greenlet import getcurrent
 
 from .import_hook import after_import
+from .sim_current import Green, current_thread
 from .sim_warps import WarpState
 
 SUPPORTED_NUMBA_CUDA = ("0.30.4",)
@@ -71,175 +85,184 @@ def _own_scheduler() -> bool:
 
 
 class _Barrier:
-    """The block's shared scheduling state, guarded by ``cond``."""
+    """The block's scheduling state: who waits at the barrier, who can run next."""
 
     def __init__(self, n: int, on_warp: Callable | None = None):
-        lock = threading.Lock()
-        self.cond = threading.Condition(lock)     # the scheduler waits here
-        self.release = threading.Condition(lock)  # threads at a barrier wait here
         self.live = n          # threads not finished
         self.waiting = set()   # threads waiting at a barrier now
         self.generation = 0    # bumped at each release
         self.failed = None     # first thread that raised
-        self.warps = WarpState(lock, n, on_warp)  # threads at a warp-level operation
+        self.ready: deque = deque()   # threads to switch to, in order
+        self.warps = WarpState(n, self.wake, on_warp)  # threads at a warp-level operation
+
+    def wake(self, t) -> None:
+        """``t`` can move again (it is switched to in its turn); the running thread needs no wake."""
+        if t._green is not getcurrent():
+            self.ready.append(t)
 
 
-class _Job:
-    """One block to run: what every pool thread needs for it."""
+class SimThread:
+    """The state of one simulated CUDA thread (what the simulator's ``BlockThread`` carries:
+    ``threadIdx``, ``blockIdx``, ``thread_id``, ``abort``, ``exception``), reused block after
+    block for one block shape; its code runs in a fresh greenlet per block."""
 
-    def __init__(self, manager, grid_point, args, barrier, on_thread):
+    def __init__(self, block_dim, thread_point):
         from numba.cuda.simulator.kernelapi import Dim3
-        self.manager, self.args, self.barrier, self.on_thread = manager, args, barrier, on_thread
-        self.block_idx = Dim3(*grid_point)
+        self.threadIdx = Dim3(*thread_point)
+        bx, by, _ = block_dim
+        self.thread_id = thread_point[0] + bx * (thread_point[1] + by * thread_point[2])
+        self.blockIdx = None
+        self._manager = self._barrier = self._green = None
+        self.exception, self.abort, self.syncthreads_blocked = None, False, False
+        self._wsync, self._wsync_mask = 0, 0
+
+    def _yield(self) -> None:
+        self._green.parent.switch()
+
+    def syncthreads(self):
+        if self.abort:
+            raise RuntimeError("abort flag set on syncthreads call")
+        b = self._barrier
+        self.syncthreads_blocked = True
+        b.waiting.add(self)
+        gen = b.generation
+        while b.generation == gen and not self.abort:
+            self._yield()
+        if self.abort:
+            raise RuntimeError("abort flag set on syncthreads clear")
+
+    def _syncthreads_reduce(self, value, how):
+        idx = self.threadIdx.x, self.threadIdx.y, self.threadIdx.z
+        state = self._manager.block_state
+        state[idx] = value
+        self.syncthreads()
+        r = how(state)
+        self.syncthreads()
+        return r
+
+    def syncthreads_count(self, value):
+        return self._syncthreads_reduce(value, np.count_nonzero)
+
+    def syncthreads_and(self, value):
+        return self._syncthreads_reduce(value, lambda s: 1 if np.all(s) else 0)
+
+    def syncthreads_or(self, value):
+        return self._syncthreads_reduce(value, lambda s: 1 if np.any(s) else 0)
+
+    def _body(self, f, args):
+        b = self._barrier
+        try:
+            f(*args)
+        except Exception as e:  # the simulator's message: thread and block first
+            msg = f"tid={list(self.threadIdx)} ctaid={list(self.blockIdx)}"
+            msg = f"{msg}: {e}" if str(e) else msg
+            try:
+                err = type(e)(msg)
+            except Exception:
+                err = RuntimeError(f"{type(e).__name__}: {msg}")
+            self.exception = (err, e.__traceback__)
+            if b.failed is None:
+                b.failed = self
+        b.live -= 1
+        b.warps.exit(self)
+
+    def __str__(self):
+        return f"Thread <<<{self.blockIdx}, {self.threadIdx}>>>"
 
 
-def _thread_class():
-    from numba.cuda.simulator import kernel as kk
-
-    class PoolBlockThread(kk.BlockThread):
-        """A simulator ``BlockThread`` (fixed ``threadIdx``) that runs block after block of the
-        jobs its pool hands out, and signals the scheduler instead of being polled."""
-
-        def __init__(self, pool, manager, block_point):
-            super().__init__(None, manager, (0, 0, 0), block_point, manager._debug)
-            self._pool = pool
-            self._barrier = None
-
-        def syncthreads(self):
-            if self.abort:
-                raise RuntimeError("abort flag set on syncthreads call")
-            b = self._barrier
-            with b.cond:
-                self.syncthreads_blocked = True
-                b.waiting.add(self)
-                gen = b.generation
-                b.cond.notify()
-                while b.generation == gen and not self.abort:
-                    b.release.wait()
-            if self.abort:
-                raise RuntimeError("abort flag set on syncthreads clear")
-
-        def run(self):
-            pool, seen = self._pool, 0
-            while True:
-                with pool.cond:
-                    while pool.serial == seen and not pool.closed:
-                        pool.cond.wait()
-                    if pool.serial == seen:
-                        return
-                    seen, job = pool.serial, pool.job
-                self.blockIdx, self._manager, self._barrier = job.block_idx, job.manager, job.barrier
-                self.exception, self.abort, self.syncthreads_blocked = None, False, False
-                self._wsync, self._wsync_mask = 0, 0   # the last syncwarp taken part in (sim_warps)
-                if job.on_thread is not None:
-                    job.on_thread(self)
-                try:
-                    job.manager._f(*job.args)
-                except Exception as e:  # the simulator's message: thread and block first
-                    msg = f"tid={list(self.threadIdx)} ctaid={list(self.blockIdx)}"
-                    msg = f"{msg}: {e}" if str(e) else msg
-                    try:
-                        err = type(e)(msg)
-                    except Exception:
-                        err = RuntimeError(f"{type(e).__name__}: {msg}")
-                    self.exception = (err, e.__traceback__)
-                b = job.barrier
-                with b.cond:
-                    b.live -= 1
-                    if self.exception and b.failed is None:
-                        b.failed = self
-                    b.warps.exit(self)
-                    b.cond.notify()
-
-    return PoolBlockThread
+_THREADS: dict = {}    # block shape -> [SimThread], most recently used last
+#: thread states kept across launches, all shapes together (plain objects, a few hundred bytes each)
+_MAX_KEPT_THREADS = 1 << 16
 
 
-class _Pool:
-    """One thread per ``threadIdx`` of a block shape, reused for every block of every launch
-    with that shape (creating ~0.1 ms threads per block was the simulator's other big cost)."""
-
-    def __init__(self, cls, manager):
-        self.cond = threading.Condition()
-        self.serial, self.job, self.closed = 0, None, False
-        self.threads = [cls(self, manager, bp) for bp in np.ndindex(*manager._block_dim)]
-        for t in self.threads:
-            t.start()
-
-    def submit(self, job):
-        with self.cond:
-            self.job = job
-            self.serial += 1
-            self.cond.notify_all()
-
-    def close(self):
-        with self.cond:
-            self.closed = True
-            self.cond.notify_all()
-
-
-_POOLS: dict = {}      # block shape -> _Pool, most recently used last
-#: idle threads kept across blocks and launches, all shapes together (the pool in use is kept
-#: whatever its size, as the simulator would start that many threads anyway): bounded so that a
-#: run over many block shapes stays far below a container's process / thread limit
-_MAX_POOLED_THREADS = 2048
-_THREAD = {}
-
-
-def _pool_for(manager) -> _Pool:
+def _threads_for(manager) -> list:
     key = tuple(manager._block_dim)
-    pool = _POOLS.pop(key, None)
-    if pool is None:
-        if "cls" not in _THREAD:
-            _THREAD["cls"] = _thread_class()
-        pool = _Pool(_THREAD["cls"], manager)
-    while _POOLS and sum(len(p.threads) for p in _POOLS.values()) + len(pool.threads) > _MAX_POOLED_THREADS:
-        _POOLS.pop(next(iter(_POOLS))).close()  # least recently used first
-    _POOLS[key] = pool
-    return pool
+    threads = _THREADS.pop(key, None)
+    if threads is None:
+        threads = [SimThread(key, bp) for bp in np.ndindex(*key)]
+    while _THREADS and sum(len(v) for v in _THREADS.values()) + len(threads) > _MAX_KEPT_THREADS:
+        _THREADS.pop(next(iter(_THREADS)))  # least recently used first
+    _THREADS[key] = threads
+    return threads
 
 
 def run_block(manager, grid_point, args, on_release: Callable | None = None,
               on_thread: Callable | None = None, on_warp: Callable | None = None) -> None:
     """Run one block of ``manager`` (a simulator ``BlockManager``) at ``grid_point``.
-    ``on_release(threads, waiting)`` is called under the lock before each barrier release (the
-    sanitizer checks divergence there); ``on_thread(t)`` in each thread before it starts the
-    block; ``on_warp(issue)`` under the lock for each misuse of a warp-level operation (a dict,
-    see :mod:`.sim_warps`; the sanitizer's ``warp-mask`` findings)."""
-    pool = _pool_for(manager)
-    threads = pool.threads
+    ``on_release(threads, waiting)`` is called before each barrier release (the sanitizer checks
+    divergence there); ``on_thread(t)`` for each thread before it starts the block;
+    ``on_warp(issue)`` for each misuse of a warp-level operation (a dict, see :mod:`.sim_warps`;
+    the sanitizer's ``warp-mask`` findings)."""
+    from numba.cuda.simulator.kernelapi import Dim3
+    _shim_kernelapi()
+    threads = _threads_for(manager)
     bar = _Barrier(len(threads), on_warp)
-    pool.submit(_Job(manager, grid_point, args, bar, on_thread))
-    with bar.cond:
-        while True:
-            if bar.failed is not None:
-                for t in threads:  # abort every other thread, as the simulator does
-                    t.abort = True
-                    t.syncthreads_blocked = False
-                bar.generation += 1
-                bar.release.notify_all()
-                bar.warps.abort()
-                break
-            if bar.live == 0:
-                break
-            if bar.warps.npending and len(bar.waiting) + bar.warps.npending == bar.live:
-                # nobody can move: resolve activemask(), or let stuck warp groups go on
-                bar.warps.unblock()
-                continue
-            if bar.waiting and len(bar.waiting) == bar.live:
-                if on_release is not None:
-                    on_release(threads, set(bar.waiting))
-                for t in bar.waiting:
-                    t.syncthreads_blocked = False
-                bar.waiting.clear()
-                bar.generation += 1
-                bar.release.notify_all()
-            bar.cond.wait()
+    block_idx = Dim3(*grid_point)
+    here = getcurrent()
+    f = manager._f
+    for t in threads:
+        t.blockIdx, t._manager, t._barrier = block_idx, manager, bar
+        t.exception, t.abort, t.syncthreads_blocked = None, False, False
+        t._wsync, t._wsync_mask = 0, 0   # the last syncwarp taken part in (sim_warps)
+        if on_thread is not None:
+            on_thread(t)
+        g = t._green = Green(t._body, here)
+        g.cuda_thread = t
+    started = [False] * len(threads)
+    ready = bar.ready
+    for i, t in enumerate(threads):
+        started[i] = True
+        t._green.switch(f, args)
+        if bar.failed is not None:
+            break
+    while bar.failed is None:
+        while ready and bar.failed is None:
+            ready.popleft()._green.switch()
+        if bar.failed is not None or bar.live == 0:
+            break
+        if bar.warps.npending and len(bar.waiting) + bar.warps.npending == bar.live:
+            # nobody can move: resolve activemask(), or let stuck warp groups go on
+            bar.warps.unblock()
+            continue
+        if bar.waiting and len(bar.waiting) == bar.live:
+            if on_release is not None:
+                on_release(threads, set(bar.waiting))
+            waiting = sorted(bar.waiting, key=lambda t: t.thread_id)
+            for t in waiting:
+                t.syncthreads_blocked = False
+            bar.waiting.clear()
+            bar.generation += 1
+            ready.extend(waiting)
+            continue
+        raise RuntimeError(f"simulated block {tuple(grid_point)}: {bar.live} threads live, none can move "
+                           f"({len(bar.waiting)} at a barrier, {bar.warps.npending} at warp operations)")
     if bar.failed is not None:
-        # the other threads may still be inside this block: never hand this pool another one
-        _POOLS.pop(tuple(manager._block_dim), None)
-        pool.close()
+        for i, t in enumerate(threads):   # abort every other thread, as the simulator does
+            t.abort = True
+            t.syncthreads_blocked = False
+        for i, t in enumerate(threads):   # each raises where it waits, and finishes
+            if started[i] and not t._green.dead:
+                t._green.switch()
+        for t in threads:
+            t._green = None
         e = bar.failed.exception
         raise e[0].with_traceback(e[1])
+    for t in threads:
+        t._green = None
+
+
+def _shim_kernelapi() -> None:
+    """Give the simulator's ``kernelapi`` module (``cuda.threadIdx``, ``cuda.syncthreads()``, ...
+    look up ``threading.current_thread()``) a ``threading`` whose ``current_thread`` is
+    :func:`current_thread`, everything else the real module's.  Idempotent."""
+    if "kernelapi_threading" in _state:
+        return
+    from numba.cuda.simulator import kernelapi
+    shim = types.ModuleType("threading", "threading, with current_thread() the simulated CUDA thread")
+    shim.__dict__.update({k: v for k, v in vars(threading).items() if not k.startswith("__")})
+    shim.current_thread = current_thread
+    _state["kernelapi_threading"] = kernelapi.threading
+    kernelapi.threading = shim
 
 
 def _version_ok() -> bool:
@@ -271,11 +294,12 @@ def _patch(kk) -> bool:
     from .sim_warps import NAMES, install as install_warps
     _state["warp_originals"] = {n: kernelapi.FakeCUDAModule.__dict__.get(n) for n in NAMES + ("popc",)}
     install_warps(kernelapi.FakeCUDAModule)
+    _shim_kernelapi()
 
     def run(self, grid_point, *args):
         run_block(self, grid_point, args)
 
-    run.__doc__ = "refconv's event-driven replacement of the simulator's polling scheduler"
+    run.__doc__ = "refconv's greenlet replacement of the simulator's polling scheduler"
     kk.BlockManager.run = run
     _state["installed"] = True
     return True
@@ -316,6 +340,8 @@ def uninstall() -> None:
         from numba.cuda.simulator import kernel as kk
         kk.BlockManager.run = _state["original"]
         from numba.cuda.simulator import kernelapi
+        if "kernelapi_threading" in _state:
+            kernelapi.threading = _state.pop("kernelapi_threading")
         for name, f in _state.pop("warp_originals", {}).items():
             if f is None:
                 delattr(kernelapi.FakeCUDAModule, name)

@@ -33,16 +33,18 @@ them their CUDA meaning on :mod:`.sim_scheduler`, which knows every thread of th
   a ``syncwarp`` that both took part in; shuffles and votes exchange registers, not memory, and
   order nothing (CUDA guarantees memory ordering among lanes only through ``__syncwarp``).
 
-Everything runs under the block's scheduling lock (:class:`WarpState` is created by
-``sim_scheduler.run_block`` for each block); :func:`install` puts the operations on the
-simulator's ``FakeCUDAModule`` (and so on the sanitizer's module, its subclass).
+:class:`WarpState` is created by ``sim_scheduler.run_block`` for each block: a lane that waits
+hands control back to the block's scheduler, and the lanes of a completed group are woken
+through the scheduler's ``wake``.  :func:`install` puts the operations on the simulator's
+``FakeCUDAModule`` (and so on the sanitizer's module, its subclass).
 """
 from __future__ import annotations
 
 import sys
-import threading
 
 import numpy as np
+
+from .sim_current import current_thread
 
 WARP = 32
 FULL = 0xFFFFFFFF
@@ -88,11 +90,11 @@ class _Arrival:
 
 
 class WarpState:
-    """The warp-level state of one block: who waits at which warp operation.  Every method is
-    called with the block's lock held (``lock`` is the scheduler's ``_Barrier`` lock)."""
+    """The warp-level state of one block: who waits at which warp operation.  ``wake(t)`` tells
+    the block's scheduler that thread ``t`` can move again."""
 
-    def __init__(self, lock, nthreads: int, on_warp=None):
-        self.lock = lock
+    def __init__(self, nthreads: int, wake, on_warp=None):
+        self.wake = wake
         self.n = nthreads
         self.on_warp = on_warp
         self.pending: dict = {}     # warp -> {lane: _Arrival}
@@ -101,7 +103,6 @@ class WarpState:
         self.npending = 0
         self.nactivemask = 0
         self.counter = 0            # syncwarp groups completed in this block
-        self._cv: dict = {}         # warp -> Condition on ``lock``
 
     # -- lanes ------------------------------------------------------------------------------
     def present(self, w: int) -> int:
@@ -109,15 +110,9 @@ class WarpState:
         k = min(WARP, self.n - WARP * w)
         return (1 << k) - 1 if k > 0 else 0
 
-    def cv(self, w):
-        c = self._cv.get(w)
-        if c is None:
-            c = self._cv[w] = threading.Condition(self.lock)
-        return c
-
     # -- arrivals -----------------------------------------------------------------------------
     def wait(self, t, kind, mode, mask, value, arg, arg2, site):
-        """Called by lane ``t`` (lock held): arrive, wait for the group, return the result."""
+        """Called by lane ``t``: arrive, wait for the group, return the result."""
         w, lane = divmod(t.thread_id, WARP)
         a = _Arrival(t, lane, kind, mode, mask & FULL, value, arg, arg2, site)
         self.pending.setdefault(w, {})[lane] = a
@@ -127,16 +122,14 @@ class WarpState:
         else:
             self.arrived[w] = self.arrived.get(w, 0) | (1 << lane)
             self._try(w, lane)
-        t._barrier.cond.notify()   # the scheduler looks for a block where nobody can move
-        cv = self.cv(w)
         while not a.done and not t.abort:
-            cv.wait()
+            t._yield()
         if t.abort:
             raise RuntimeError("abort flag set on a warp operation")
         return a.result
 
     def exit(self, t):
-        """Lane ``t`` finished the kernel (lock held): groups that waited for it go on."""
+        """Lane ``t`` finished the kernel: groups that waited for it go on."""
         w, lane = divmod(t.thread_id, WARP)
         self.exited[w] = self.exited.get(w, 0) | (1 << lane)
         pend = self.pending.get(w)
@@ -145,10 +138,6 @@ class WarpState:
                 a = pend.get(ln)
                 if a is not None and a.kind != "activemask" and not a.done:
                     self._try(w, ln)
-
-    def abort(self):
-        for c in self._cv.values():
-            c.notify_all()
 
     # -- groups -------------------------------------------------------------------------------
     def _gone(self, w):
@@ -186,13 +175,13 @@ class WarpState:
         for j, a in members.items():
             a.result = self._result(a, j, members, vals, here)
             a.done = True
+            self.wake(a.thread)
         sync = [a for a in members.values() if a.kind == "syncwarp"]
         if sync:
             self.counter += 1
             for a in sync:
                 a.thread._wsync = self.counter
                 a.thread._wsync_mask = here
-        self.cv(w).notify_all()
 
     @staticmethod
     def _result(a, lane, members, vals, here):
@@ -267,7 +256,7 @@ class WarpState:
 
     # -- when nobody can move ---------------------------------------------------------------
     def unblock(self) -> bool:
-        """Every live thread of the block is blocked and some wait here (lock held): resolve the
+        """Every live thread of the block is blocked and some wait here: resolve the
         ``activemask()`` calls if any wait, else let the stuck groups go on with the lanes they
         have.  True if anything was released."""
         if not self.npending:
@@ -283,10 +272,9 @@ class WarpState:
                     for j in lanes:
                         a = pend.pop(j)
                         a.result, a.done = m, True
+                        self.wake(a.thread)
                     self.npending -= len(lanes)
                     self.nactivemask -= len(lanes)
-                if sites:
-                    self.cv(w).notify_all()
             return True
         for w, pend in self.pending.items():
             while pend:
@@ -307,7 +295,7 @@ def _site(depth=2):
 
 
 def _op(kind, mode, mask, value, arg, arg2=False, depth=3):
-    t = threading.current_thread()
+    t = current_thread()
     b = getattr(t, "_barrier", None)
     if b is None or getattr(b, "warps", None) is None:
         raise NotImplementedError(
@@ -315,10 +303,9 @@ def _op(kind, mode, mask, value, arg, arg2=False, depth=3):
             f"scheduler (refconv.tooling.cuda.sim_scheduler); it is not in use "
             f"(REFCONV_SIM_SCHEDULER=numba, or numba-cuda is not a version it supports)")
     site = _site(depth)
-    with b.cond:
-        if t.abort:
-            raise RuntimeError("abort flag set on a warp operation")
-        return b.warps.wait(t, kind, mode, int(mask), value, arg, arg2, site)
+    if t.abort:
+        raise RuntimeError("abort flag set on a warp operation")
+    return b.warps.wait(t, kind, mode, int(mask), value, arg, arg2, site)
 
 
 _SHFL = {"shfl_sync": "idx", "shfl_up_sync": "up", "shfl_down_sync": "down", "shfl_xor_sync": "bfly"}
@@ -367,7 +354,7 @@ def _methods() -> dict:
 
     def lanemask_lt(self):
         """Lanes below the caller's."""
-        return (1 << (threading.current_thread().thread_id % WARP)) - 1
+        return (1 << (current_thread().thread_id % WARP)) - 1
 
     def popc(self, val):
         """Population count over the value's width (negative ``int32`` ballots count 32 bits)."""

@@ -14,7 +14,8 @@ import threading
 
 import numpy as np
 
-_current_thread = threading.current_thread
+from ..sim_current import current_thread as _current_thread
+
 _getframe = sys._getframe
 
 #: ``r_tid`` value meaning "read by more than one thread this epoch"

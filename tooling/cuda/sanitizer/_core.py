@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from . import _arrays
+from ..sim_current import current_thread
 from ._arrays import SanArray, Shadow, poison
 
 SUPPORTED_NUMBA_CUDA = ("0.30.4",)
@@ -68,7 +69,7 @@ class Launch:
         return inner, None
 
     def where(self, arr=None):
-        t = threading.current_thread()
+        t = current_thread()
         inner, kf = self.frames(3)
         frame = kf or inner
         w = {"kernel": self.kernel,
@@ -256,22 +257,22 @@ def _build_classes():
             self._atomic = SanAtomic()
 
         def syncthreads(self):
-            t = threading.current_thread()
+            t = current_thread()
             t._san_bline = _caller_line()
             t.syncthreads()
 
         def syncthreads_count(self, val):
-            t = threading.current_thread()
+            t = current_thread()
             t._san_bline = _caller_line()
             return t.syncthreads_count(val)
 
         def syncthreads_and(self, val):
-            t = threading.current_thread()
+            t = current_thread()
             t._san_bline = _caller_line()
             return t.syncthreads_and(val)
 
         def syncthreads_or(self, val):
-            t = threading.current_thread()
+            t = current_thread()
             t._san_bline = _caller_line()
             return t.syncthreads_or(val)
 
