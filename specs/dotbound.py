@@ -158,6 +158,57 @@ class _Terms:
 
     def _add(self, sl, w, x, r) -> None:
         """:meth:`add` on the elements ``sl`` (``w``, ``x``, ``r``: those elements of the term)."""
+        t = self._term(w, x, r)
+        self.pinf_c[sl] |= t["pinf"]
+        self.ninf_c[sl] |= t["ninf"]
+        self.nan_c[sl] |= t["nan"]
+        self.center[sl] += t["p"]
+        if r is not None:
+            self.radsum[sl] += t["rr"]
+        self.S[sl] += t["S"]
+        self.P[sl] += t["P"]
+        self.N[sl] += t["N"]
+        self.npos[sl] += t["pos"]
+        self.nneg[sl] += t["neg"]
+        self.exact[sl] &= t["exact"]
+        g = self.g[sl]
+        self.g[sl] = np.where(t["nz"], np.minimum(g, t["g"]), g)
+
+    def add_many(self, terms: list) -> None:
+        """:meth:`add` of each ``(w, x, r)`` of ``terms`` in turn, as one computation on the
+        terms stacked along a new first axis (``len(terms)`` times the shape must fit
+        :data:`BLOCK`).  The sums accumulate term after term (``np.add.accumulate`` from the
+        running value), so every bit is what :meth:`add` one term at a time gives."""
+        shape = self.shape
+        self.n += len(terms)
+        w = np.stack([np.broadcast_to(np.asarray(t[0]), shape) for t in terms])
+        x = np.stack([np.broadcast_to(np.asarray(t[1]), shape) for t in terms])
+        has_r = [t[2] is not None for t in terms]
+        r = None
+        if any(has_r):   # a term without a radius has radius 0: every sum and flag comes out the same
+            r = np.stack([np.broadcast_to(np.asarray(t[2] if t[2] is not None else 0), shape) for t in terms])
+        t = self._term(w, x, r)
+
+        def running(acc, parts):
+            return np.add.accumulate(np.concatenate([acc[None], np.asarray(parts, acc.dtype)]), axis=0)[-1]
+
+        self.pinf_c |= t["pinf"].any(axis=0)
+        self.ninf_c |= t["ninf"].any(axis=0)
+        self.nan_c |= t["nan"].any(axis=0)
+        self.center[...] = running(self.center, t["p"])
+        if r is not None:
+            self.radsum[...] = running(self.radsum, t["rr"])
+        self.S[...] = running(self.S, t["S"])
+        self.P[...] = running(self.P, t["P"])
+        self.N[...] = running(self.N, t["N"])
+        self.npos += t["pos"].sum(axis=0)
+        self.nneg += t["neg"].sum(axis=0)
+        self.exact &= t["exact"].all(axis=0)
+        self.g = np.minimum(self.g, np.where(t["nz"], t["g"], self.g[None]).min(axis=0))
+
+    def _term(self, w, x, r) -> dict:
+        """The element-wise quantities of the term(s) ``w x`` (radius ``r`` or None) that
+        :meth:`_add` and :meth:`add_many` accumulate."""
         F, R = self.F, self.R
         wR, xR = np.asarray(w).astype(R), np.asarray(x).astype(R)
         wn, xn = np.isnan(wR), np.isnan(xR)
@@ -165,24 +216,22 @@ class _Terms:
         nanp = wn | xn | (wi & (xR == 0)) | (xi & (wR == 0))
         infp = ~nanp & (wi | xi)
         neg = np.signbit(wR) ^ np.signbit(xR)
-        self.pinf_c[sl] |= infp & ~neg
-        self.ninf_c[sl] |= infp & neg
-        self.nan_c[sl] |= nanp
         fm = ~(nanp | infp)
         p = np.where(fm, wR * xR, 0)
-        self.center[sl] += p
+        t = {"pinf": infp & ~neg, "ninf": infp & neg, "nan": nanp, "p": p}
         if r is not None:
             rr = np.abs(wR) * np.asarray(r).astype(R)
             rr = np.where(fm, rr, 0)
-            self.radsum[sl] += rr
-            self.exact[sl] &= rr == 0
+            t["rr"] = rr
+            r_exact = rr == 0
         else:
             rr = 0
-        self.S[sl] += np.abs(p) + rr
-        self.P[sl] += np.maximum(p, 0) + rr
-        self.N[sl] += np.minimum(p, 0) - rr
-        self.npos[sl] += (p > 0) | (np.asarray(rr) > 0)
-        self.nneg[sl] += (p < 0) | (np.asarray(rr) > 0)
+            r_exact = True
+        t["S"] = np.abs(p) + rr
+        t["P"] = np.maximum(p, 0) + rr
+        t["N"] = np.minimum(p, 0) - rr
+        t["pos"] = (p > 0) | (np.asarray(rr) > 0)
+        t["neg"] = (p < 0) | (np.asarray(rr) > 0)
         # exactness of the product in F
         nz = fm & (p != 0)
         wh, wl = bits(np.where(nz, w, 1).astype(np.float64))
@@ -191,9 +240,9 @@ class _Terms:
         pok = (product_bits(np.where(nz, w, 1), wh, wl, np.where(nz, x, 1), xh, xl) <= self.prec) & \
               (wl + xl >= self.emin_sub) & \
               (np.abs(p) <= R.type(np.finfo(F).max)) & xf
-        self.exact[sl] &= ~nz | pok
-        g = self.g[sl]
-        self.g[sl] = np.where(nz, np.minimum(g, wl + xl), g)
+        t["exact"] = r_exact & (~nz | pok)
+        t["nz"], t["g"] = nz, wl + xl
+        return t
 
     def bounds(self):
         """``(exact, lo, hi, rad)``: where the sum is exact in any order (every product exact,
@@ -244,9 +293,20 @@ def dot(taps, shape, F):
     of ``x``'s uncertainty.  Returns ``(set, center, rad, exact)`` (:class:`_Terms` says how)."""
     F = np.dtype(F)
     terms = _Terms(shape, F, ref_type(F))
+    size = int(np.prod(shape, dtype=np.int64))
+    per = BLOCK // max(size, 1)        # terms stacked at a time (small problems: Python per term was the cost)
     with np.errstate(all="ignore"):
-        for w, x, r in taps:
-            terms.add(w, x, r)
+        batch: list = []
+        for tap in taps:
+            if per < 2:
+                terms.add(*tap)
+                continue
+            batch.append(tap)
+            if len(batch) == per:
+                terms.add_many(batch)
+                batch = []
+        if batch:
+            terms.add_many(batch)
         if terms.n == 0:
             raise ValueError("dot product with no terms")
         exact, lo, hi, rad = terms.bounds()

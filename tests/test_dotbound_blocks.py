@@ -49,3 +49,45 @@ def test_the_blocked_engine_gives_the_one_piece_sets_bit_for_bit(monkeypatch):
         a, b = getattr(whole[0], f), getattr(pieces[0], f)
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f
     assert np.array_equal(whole[1], pieces[1], equal_nan=True) and np.array_equal(whole[3], pieces[3])
+
+
+def _random_terms(rng, F, shape, k):
+    def arr(sh):
+        kind = rng.integers(0, 4)
+        if kind == 0:
+            return rng.standard_normal(sh).astype(F)
+        if kind == 1:
+            return rng.integers(-300, 300, sh).astype(F)
+        if kind == 2:   # any bit pattern: NaN, inf, subnormal
+            if F == np.float32:
+                return rng.integers(0, 2 ** 32, sh, dtype=np.uint64).astype(np.uint32).view(np.float32)
+            return rng.integers(0, 2 ** 63, sh, dtype=np.uint64).view(np.float64)
+        with np.errstate(all="ignore"):
+            return (rng.standard_normal(sh) * 2.0 ** rng.integers(-150, 130, sh)).astype(F)
+    return [(arr(() if rng.random() < 0.5 else shape), arr(shape),
+             None if rng.random() < 0.7 else np.abs(arr(shape).astype(np.float64))) for _ in range(k)]
+
+
+@pytest.mark.parametrize("F", [np.float32, np.float64])
+def test_stacked_terms_accumulate_the_same_sums_as_one_term_at_a_time(F):
+    """``_Terms.add_many`` (small problems: the terms stacked) gives every running sum, count and
+    flag that ``_Terms.add`` gives term by term, and so the same accepted set, bit for bit."""
+    rng = np.random.default_rng(7)
+    F = np.dtype(F)
+    for trial in range(150):
+        shape = [(), (1,), (3,), (5, 7), (40, 33)][trial % 5]
+        terms = _random_terms(rng, F, shape, int(rng.integers(1, 25)))
+        one, many = (D._Terms(shape, F, D.ref_type(F)) for _ in range(2))
+        with np.errstate(all="ignore"):
+            for t in terms:
+                one.add(*t)
+            many.add_many(terms)
+            for name in ("center", "S", "P", "N", "radsum", "npos", "nneg", "exact", "g", "nan_c", "pinf_c",
+                         "ninf_c"):
+                assert np.array_equal(getattr(one, name), getattr(many, name), equal_nan=True), (trial, name)
+            assert one.n == many.n
+            b1, b2 = one.bounds(), many.bounds()
+            s1, s2 = one.specials(b1[1], b1[2]), many.specials(b2[1], b2[2])
+        for x, y in zip(b1[:3] + s1, b2[:3] + s2):   # values and signs (long double has padding bytes)
+            x, y = np.asarray(x), np.asarray(y)
+            assert np.array_equal(x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y)), trial

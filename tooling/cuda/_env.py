@@ -263,12 +263,25 @@ def _float_ops(m):
         return (libdevice.fmul_rn, libdevice.fadd_rn, libdevice.float2int_rz,
                 libdevice.dmul_rn, libdevice.dadd_rn)
     f32, f64 = np.float32, np.float64
+    # float32 operands: the double product / sum rounded once to float32 is the float32 operation's
+    # result (53 >= 2*24 + 2: rounding twice is innocuous for + and *, Figueroa 1995), computed on
+    # Python floats, without NumPy's scalar math and its errstate; a result at or past the float32
+    # overflow threshold (2**128 - 2**103), a NaN and any other operand type take NumPy's way
+    over = 2.0 ** 128 - 2.0 ** 103
 
     def fmul32(a, b):
+        if type(a) is f32 and type(b) is f32:
+            p = float(a) * float(b)
+            if -over < p < over:
+                return f32(p)
         with np.errstate(all="ignore"):
             return f32(f32(a) * f32(b))
 
     def fadd32(a, b):
+        if type(a) is f32 and type(b) is f32:
+            p = float(a) + float(b)
+            if -over < p < over:
+                return f32(p)
         with np.errstate(all="ignore"):
             return f32(f32(a) + f32(b))
 
@@ -282,13 +295,11 @@ def _float_ops(m):
             return np.int32(-2147483648)
         return np.int32(int(v))
 
-    def fmul64(a, b):
-        with np.errstate(all="ignore"):
-            return f64(f64(a) * f64(b))
+    def fmul64(a, b):  # IEEE double on Python floats: the same bits, no errstate
+        return f64(float(a) * float(b))
 
     def fadd64(a, b):
-        with np.errstate(all="ignore"):
-            return f64(f64(a) + f64(b))
+        return f64(float(a) + float(b))
 
     return fmul32, fadd32, f2i_rz, fmul64, fadd64
 

@@ -295,6 +295,8 @@ def _patch(kk) -> bool:
     _state["warp_originals"] = {n: kernelapi.FakeCUDAModule.__dict__.get(n) for n in NAMES + ("popc",)}
     install_warps(kernelapi.FakeCUDAModule)
     _shim_kernelapi()
+    from . import sim_casts
+    sim_casts.install()
 
     def run(self, grid_point, *args):
         run_block(self, grid_point, args)
@@ -342,6 +344,8 @@ def uninstall() -> None:
         from numba.cuda.simulator import kernelapi
         if "kernelapi_threading" in _state:
             kernelapi.threading = _state.pop("kernelapi_threading")
+        from . import sim_casts
+        sim_casts.uninstall()
         for name, f in _state.pop("warp_originals", {}).items():
             if f is None:
                 delattr(kernelapi.FakeCUDAModule, name)
