@@ -21,7 +21,15 @@ _getframe = sys._getframe
 #: ``r_tid`` value meaning "read by more than one thread this epoch"
 MULTI = -2
 
-_ATOMIC = threading.local()
+#: the integer types of an index the fast path of :meth:`SanArray._resolve` takes
+_INTS = frozenset({int} | {t for t in np.sctypeDict.values() if isinstance(t, type) and issubclass(t, np.integer)})
+
+
+class _AtomicFlag(threading.local):
+    on = False   # inside a simulated atomic operation (its accesses are not races)
+
+
+_ATOMIC = _AtomicFlag()
 
 
 def poison(a: np.ndarray) -> None:
@@ -114,7 +122,20 @@ class SanArray:
         outside the array), the NumPy key to use, and a description of what was wrong (or None).
         Returns None when ``idx`` is not a full integer index (slice / partial index: a view)."""
         dims = self._dims
-        if type(idx) is not tuple:
+        ti = type(idx)
+        if ti in _INTS:                    # the common cases first: an in-bounds integer of 1-D,
+            if len(dims) == 1:             # two of 2-D
+                k = int(idx)
+                if 0 <= k < dims[0]:
+                    return (k if self._fmap is None else self._fmap[k]), k, None
+            idx = (idx,)
+        elif ti is tuple:
+            if len(idx) == 2 and len(dims) == 2 and type(idx[0]) in _INTS and type(idx[1]) in _INTS:
+                i, j = int(idx[0]), int(idx[1])
+                if 0 <= i < dims[0] and 0 <= j < dims[1]:
+                    flat = i * dims[1] + j
+                    return (flat if self._fmap is None else self._fmap[flat]), (i, j), None
+        else:
             idx = (idx,)
         if len(idx) != len(dims):
             return None
@@ -182,7 +203,7 @@ class SanArray:
             self._finding_uninit(key, flat)
         if st.race:
             t = _current_thread()
-            if not getattr(_ATOMIC, "on", False):
+            if not _ATOMIC.on:
                 tid = t.thread_id
                 ep = st.launch.epoch
                 if (st.w_ep[flat] == ep and st.w_tid[flat] != tid
@@ -224,7 +245,7 @@ class SanArray:
             self._finding_oob("write", key, bad, flat)
             if flat < 0:
                 return
-        if st.race and not getattr(_ATOMIC, "on", False):
+        if st.race and not _ATOMIC.on:
             t = _current_thread()
             tid = t.thread_id
             ep = st.launch.epoch
@@ -245,6 +266,7 @@ class SanArray:
 
     # -- findings -----------------------------------------------------------------------------
     def _finding_oob(self, access, key, bad, flat):
+        key = key if type(key) is tuple else (key,)
         st = self._st
         L = st.launch
         where = L.where(self)
@@ -255,6 +277,7 @@ class SanArray:
               msg, where, access=access, index=idx, memory=st.kind)
 
     def _finding_uninit(self, key, flat):
+        key = key if type(key) is tuple else (key,)
         st = self._st
         L = st.launch
         where = L.where(self)
@@ -265,6 +288,7 @@ class SanArray:
               msg, where, index=idx, memory=st.kind)
 
     def _finding_race(self, access, key, flat, other_tid, other_line, other_access):
+        key = key if type(key) is tuple else (key,)
         st = self._st
         L = st.launch
         where = L.where(self)
