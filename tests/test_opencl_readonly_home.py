@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from helpers import refconv_cli
@@ -89,3 +90,22 @@ def test_the_private_cache_is_never_another_users_folder(tmp_path, monkeypatch):
     assert got and got != str(shared) and os.path.dirname(got) == str(tmp_path)
     shared.chmod(0o700)
     assert _platform._private_cache() == str(shared)
+
+
+def test_builds_name_one_include_folder_for_every_installation(tmp_path, monkeypatch):
+    """pyopencl's ``-I <venv>/.../pyopencl/cl`` is replaced by a link in the cache folder, so two
+    installations (a fresh clone's venv, a pip install) give PoCL and pyopencl the same build
+    options, and their binary caches hit."""
+    import types
+    from refconv.tooling.opencl import _platform
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    seen = []
+    for venv in ("venv-a", "venv-b"):
+        real = tmp_path / venv / "pyopencl" / "cl"
+        real.mkdir(parents=True)
+        (real / "pyopencl-complex.h").write_text(f"/* {venv} */")
+        fake = types.SimpleNamespace(_DEFAULT_INCLUDE_OPTIONS=["-I", str(real)])
+        _platform._stable_include_path(fake)
+        seen.append(list(fake._DEFAULT_INCLUDE_OPTIONS))
+        assert (Path(fake._DEFAULT_INCLUDE_OPTIONS[1]) / "pyopencl-complex.h").read_text() == f"/* {venv} */"
+    assert seen[0] == seen[1] == ["-I", str(tmp_path / "cache" / "refconv" / "pyopencl-include")]
