@@ -109,3 +109,17 @@ def test_builds_name_one_include_folder_for_every_installation(tmp_path, monkeyp
         seen.append(list(fake._DEFAULT_INCLUDE_OPTIONS))
         assert (Path(fake._DEFAULT_INCLUDE_OPTIONS[1]) / "pyopencl-complex.h").read_text() == f"/* {venv} */"
     assert seen[0] == seen[1] == ["-I", str(tmp_path / "cache" / "refconv" / "pyopencl-include")]
+
+
+@pytest.mark.parametrize("user", [None, "1"])
+def test_pocl_builds_one_generic_work_group_function_unless_the_user_chose(monkeypatch, tmp_path, user):
+    from refconv.tooling.opencl import _platform
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(tmp_path))      # the ICD search is not under test
+    if user is None:
+        monkeypatch.delenv("POCL_WORK_GROUP_SPECIALIZATION", raising=False)
+    else:
+        monkeypatch.setenv("POCL_WORK_GROUP_SPECIALIZATION", user)
+    monkeypatch.setitem(_platform._state, "icd_done", False)
+    _platform._setup_icd()
+    assert os.environ["POCL_WORK_GROUP_SPECIALIZATION"] == (user or "0")
