@@ -132,4 +132,19 @@ for _ in range(3):
     racy_shift[1, 64](np.full(64, -1, np.int32), r)
     runs.append(r.tolist())
 res["racy_runs"] = runs
+
+
+@cuda.jit
+def locked_sum(lock, total, x):
+    t = cuda.threadIdx.x
+    while cuda.atomic.cas(lock, 0, 0, 1) != 0:   # a spin lock: one thread at a time
+        pass
+    total[0] += x[t]
+    cuda.atomic.exch(lock, 0, 0)
+
+
+tot = np.zeros(1, np.float32)
+locked_sum[1, 32](np.zeros(1, np.int32), tot, x[:32])
+res["locked_sum"] = float(tot[0])
+res["locked_sum_expected"] = float(x[:32].sum())
 print(json.dumps(res))

@@ -77,3 +77,9 @@ def test_a_run_is_deterministic(both):
     # threads run in threadIdx order from one blocking point to the next: a racy kernel gives
     # the same values in every run
     assert event["racy_runs"][0] == event["racy_runs"][1] == event["racy_runs"][2]
+
+
+def test_a_spin_lock_on_an_atomic_makes_progress(both):
+    event, numba = both
+    # every atomic operation lets the other threads of the block run first
+    assert event["locked_sum"] == event["locked_sum_expected"] == numba["locked_sum"]

@@ -20,11 +20,11 @@ are the simulator's, unchanged:
   ...``), as the simulator words it.
 
 One difference from OS threads: a thread that spins on memory another thread of its block
-must write (a flag, a lock taken with ``atomic.cas``) without a barrier or warp-level operation
-in the loop never yields, so the block hangs -- and the check reports a hang -- where the
-simulator's OS threads would eventually interleave.  The GPU does not promise such a loop
-progress either (independent thread scheduling is not forward-progress for a spin on a lock
-held by a lane of the same warp before Volta).
+must write (a plain flag) without a barrier, warp-level operation or atomic in the loop never
+yields, so the block hangs -- and the check reports a hang -- where the simulator's OS threads
+would eventually interleave (the GPU promises such a loop no progress either).  Every atomic
+operation yields first (:func:`yield_point`), so a spin lock taken with ``atomic.cas`` makes
+progress.
 
 Because it sees every thread of the block, it also runs the warp-level operations that the
 simulator lacks (``shfl_*_sync``, votes, ``match_*_sync``, ``activemask``, ``syncwarp``; see
@@ -45,6 +45,7 @@ scheduler is built on :func:`run_block` as well.  Written against numba-cuda 0.3
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -186,6 +187,34 @@ def _threads_for(manager) -> list:
     return threads
 
 
+def yield_point() -> None:
+    """Inside a simulated CUDA thread: let the other threads of the block run first (this one
+    goes to the end of the queue).  Every atomic operation calls it before it acts, so a thread
+    that spins on an atomic (a lock taken with ``atomic.cas``, a counter another thread bumps)
+    lets the thread it waits for move.  Anywhere else, a no-op."""
+    t = getattr(getcurrent(), "cuda_thread", None)
+    if t is None:
+        return
+    b = t._barrier
+    if b is None or b.failed is not None or t.abort:
+        return
+    b.ready.append(t)
+    t._yield()
+
+
+#: the simulated atomic operations that yield first (:func:`yield_point`)
+ATOMICS = ("add", "sub", "and_", "or_", "xor", "inc", "dec", "exch", "max", "min", "nanmax", "nanmin",
+           "compare_and_swap", "cas")
+
+
+def _yielding(op):
+    @functools.wraps(op)
+    def atomic(self, *a, **k):
+        yield_point()
+        return op(self, *a, **k)
+    return atomic
+
+
 def run_block(manager, grid_point, args, on_release: Callable | None = None,
               on_thread: Callable | None = None, on_warp: Callable | None = None) -> None:
     """Run one block of ``manager`` (a simulator ``BlockManager``) at ``grid_point``.
@@ -297,6 +326,12 @@ def _patch(kk) -> bool:
     _shim_kernelapi()
     from . import sim_casts
     sim_casts.install()
+    _state["atomic_originals"] = {}
+    for name in ATOMICS:
+        op = kernelapi.FakeCUDAAtomic.__dict__.get(name)
+        if op is not None:
+            _state["atomic_originals"][name] = op
+            setattr(kernelapi.FakeCUDAAtomic, name, _yielding(op))
 
     def run(self, grid_point, *args):
         run_block(self, grid_point, args)
@@ -346,6 +381,8 @@ def uninstall() -> None:
             kernelapi.threading = _state.pop("kernelapi_threading")
         from . import sim_casts
         sim_casts.uninstall()
+        for name, op in _state.pop("atomic_originals", {}).items():
+            setattr(kernelapi.FakeCUDAAtomic, name, op)
         for name, f in _state.pop("warp_originals", {}).items():
             if f is None:
                 delattr(kernelapi.FakeCUDAModule, name)

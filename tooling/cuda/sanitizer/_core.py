@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _arrays
 from ..sim_current import current_thread
+from ..sim_scheduler import yield_point
 from ._arrays import SanArray, Shadow, poison
 
 SUPPORTED_NUMBA_CUDA = ("0.30.4",)
@@ -222,12 +223,14 @@ def _atomic_class(ka):
 
     def _atomic_wrap(name):
         orig = getattr(ka.FakeCUDAAtomic, name)
+        raw = getattr(orig, "__wrapped__", orig)   # the operation, without the scheduler's yield
 
-        @functools.wraps(orig)
+        @functools.wraps(raw)
         def w(self, *a, **k):
+            yield_point()                          # before the flag: other threads' accesses are checked
             _arrays._ATOMIC.on = True
             try:
-                return orig(self, *a, **k)
+                return raw(self, *a, **k)
             finally:
                 _arrays._ATOMIC.on = False
         return w
