@@ -23,9 +23,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 # One BLAS / OpenMP thread per process: the suite already runs several processes per core (xdist
 # workers, each test's `refconv` subprocesses and their workers), and BLAS pools of one thread per
-# core in each of them, spinning between calls, only take CPU from the others (measured: three
-# conformance pieces side by side, 28 s -> 23.5 s).  Set before the workers start; a value the
-# user gave is kept.
+# core in each of them, spinning between calls, only take CPU from the others.  Set before the
+# workers start; a value the user gave is kept.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 

@@ -237,10 +237,8 @@ def run_block(manager, grid_point, args, on_release: Callable | None = None,
             on_thread(t)
         g = t._green = Green(t._body, here)
         g.cuda_thread = t
-    started = [False] * len(threads)
     ready = bar.ready
-    for i, t in enumerate(threads):
-        started[i] = True
+    for t in threads:
         t._green.switch(f, args)
         if bar.failed is not None:
             break
@@ -266,11 +264,11 @@ def run_block(manager, grid_point, args, on_release: Callable | None = None,
         raise RuntimeError(f"simulated block {tuple(grid_point)}: {bar.live} threads live, none can move "
                            f"({len(bar.waiting)} at a barrier, {bar.warps.npending} at warp operations)")
     if bar.failed is not None:
-        for i, t in enumerate(threads):   # abort every other thread, as the simulator does
+        for t in threads:                 # abort every other thread, as the simulator does
             t.abort = True
             t.syncthreads_blocked = False
-        for i, t in enumerate(threads):   # each raises where it waits, and finishes
-            if started[i] and not t._green.dead:
+        for t in threads:   # each started one raises where it waits, and finishes (a greenlet is
+            if t._green:    # true while started and not finished)
                 t._green.switch()
         for t in threads:
             t._green = None

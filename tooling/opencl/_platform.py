@@ -34,9 +34,8 @@ from ._oclgrind import OCLGRIND_ENV, quiet
 #: PoCL's settings unless the user set them: one generic work-group function per kernel instead of
 #: one compiled for every local size a check draws (``POCL_WORK_GROUP_SPECIALIZATION=0``).  The
 #: draws vary the local size from example to example, so PoCL spent most of a first check
-#: compiling (the filter2d variants' conformance piece, caches empty: 49.6 s -> 24.5 s; with warm
-#: caches 6.8 s either way); the generic function computes the same, a little slower per item,
-#: which the small problems of a check never feel.
+#: compiling; the generic function computes the same, a little slower per item, which the small
+#: problems of a check never feel (the measurements: lab/README.md lists the runs).
 POCL_ENV = {"POCL_WORK_GROUP_SPECIALIZATION": "0"}
 
 TARGETS = ("pocl", "oclgrind", "nvidia")
@@ -126,8 +125,7 @@ def _setup_cache() -> None:
 def _stable_include_path(cl) -> None:
     """pyopencl adds ``-I <its own headers' folder>`` to every build, a path inside the virtual
     environment, and PoCL's and pyopencl's binary caches key on the options: a fresh clone or a
-    new venv found every kernel uncached and PoCL compiled them all again (50 s instead of 8 s for
-    the filter2d variants).  This points that option at a link in the cache folder (``refconv/
+    new venv found every kernel uncached and PoCL compiled them all again.  This points that option at a link in the cache folder (``refconv/
     pyopencl-include``, to the same headers), the same path for every installation of the user;
     if the link cannot be made, the option is left as pyopencl has it."""
     opts = getattr(cl, "_DEFAULT_INCLUDE_OPTIONS", None)
