@@ -14,5 +14,8 @@ $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q -e ".[test,cuda,triton]" -e examples/refconv-example-plugin
+# byte-compile the checkout, as pip does for a regular install: refconv's worker processes then
+# load the compiled modules, also where PYTHONDONTWRITEBYTECODE keeps Python from writing them
+"$VENV/bin/python" -m compileall -q -j 0 refconv specs backends tooling examples tests >/dev/null
 "$VENV/bin/refconv" list >/dev/null
 echo "refconv installed in $VENV: run '$VENV/bin/refconv check' or '$VENV/bin/python -m pytest -n 3'"

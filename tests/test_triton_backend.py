@@ -522,6 +522,30 @@ def test_a_kernel_assuming_contiguous_rows_reads_the_gaps_of_a_strided_view_out_
     assert np.isnan(out).any()      # and the gaps hold poison
 
 
+@kit.jit
+def row_sums_in_a_loop(src, dst, ROWS: tl.constexpr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    for i in range(ROWS):                       # tl.sum and tl.zeros are jitted functions
+        acc = tl.zeros((B,), dtype=tl.float32) + tl.load(src + i * B + r)
+        tl.store(dst + i, tl.sum(acc, axis=0))
+
+
+def test_an_interpreted_launch_patches_triton_language_once_per_jitted_function(monkeypatch):
+    from triton.runtime import interpreter as ti
+    calls = []
+    real = ti._patch_lang
+    monkeypatch.setattr(ti, "_patch_lang", lambda fn: calls.append(fn.__name__) or real(fn))
+    src = np.arange(24, dtype=np.float32).reshape(6, 4)
+    out = np.full(6, np.nan, np.float32)
+    with findings.collect() as found:
+        kit.launch(row_sums_in_a_loop, (2,), src, kit.OUT, out=out, ROWS=6, B=4)
+    assert found == []
+    assert out.tolist() == src.sum(axis=1).tolist()
+    # the kernel, tl.zeros and tl.sum once each, not once per call in each of the two programs
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == 3, calls
+    assert ti._patch_lang.__name__ == "<lambda>"     # the launch gave the module its own back
+
+
 def test_available_gives_a_reason_without_triton(monkeypatch):
     import importlib.util
     real = importlib.util.find_spec

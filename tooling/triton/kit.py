@@ -224,9 +224,36 @@ def _jit_calls_interpreted():
     saved = JITFunction.__call__
     JITFunction.__call__ = lambda self, *a, **k: _interpreted(self, launched=False)(*a, **k)
     try:
-        yield
+        with _lang_patched_once_per_launch():
+            yield
     finally:
         JITFunction.__call__ = saved
+
+
+@contextlib.contextmanager
+def _lang_patched_once_per_launch():
+    """Triton's interpreter re-patches ``triton.language`` (a scan of every member of ``tl`` and
+    ``tl.core``) at every call of a jitted function inside a kernel -- ``tl.sum`` and ``tl.zeros``
+    are such functions -- and leaves that patch in place.  The patch is the same every time, so
+    inside one launch the first patch per function stands for the later ones: the launch's own
+    patch (restored at its end) is made as before, the repeats are skipped."""
+    from triton.runtime import interpreter as ti
+    patch, scope = getattr(ti, "_patch_lang", None), getattr(ti, "_LangPatchScope", None)
+    if patch is None or scope is None:          # another Triton: its own patching, unchanged
+        yield
+        return
+    done: set = set()
+
+    def once(fn):
+        if fn in done:
+            return scope()                      # nothing to restore
+        done.add(fn)
+        return patch(fn)
+    ti._patch_lang = once
+    try:
+        yield
+    finally:
+        ti._patch_lang = patch
 
 
 _INTERPRETED: dict = {}
