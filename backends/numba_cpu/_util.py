@@ -3,7 +3,20 @@ from __future__ import annotations
 
 import contextlib
 
+import numba
 import numpy as np
+
+
+def njit(fn):
+    """``numba.njit(cache=True)``: the machine code is kept on disk (numba's cache: the module's
+    ``__pycache__``, else the user's cache folder; keyed by the source file's time stamp, the
+    argument types and the CPU), so a later run, and every worker process of a run, loads it
+    instead of compiling again.  Where numba finds no writable cache folder it compiles in
+    memory, as ``cache=False`` does."""
+    try:
+        return numba.njit(cache=True)(fn)
+    except RuntimeError:            # "cannot cache function ...: no locator available"
+        return numba.njit(cache=False)(fn)
 
 
 def c_array(a: np.ndarray) -> np.ndarray:

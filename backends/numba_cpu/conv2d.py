@@ -18,18 +18,17 @@ it as [M][K][Ho][Wo] (``mkhw``); both are offered (same values, different memory
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from refconv import Param, Variant
 
 from . import NAME
-from ._util import c_array, c_target, check_out
+from ._util import c_array, c_target, check_out, njit
 
 LAYOUTS = ("mkhw", "kmhw")
 
 
-@numba.njit(cache=False)
+@njit
 def _scalar_products(x, f_mrsc, partial, kmajor, stride, pad, dil, Ho, Wo):
     """Stage 1 for one image x[C][H][W]; f_mrsc is [M][R][S][C]."""
     C, H, W = x.shape
@@ -58,7 +57,7 @@ def _scalar_products(x, f_mrsc, partial, kmajor, stride, pad, dil, Ho, Wo):
                             partial[m, k, y, xo] = acc
 
 
-@numba.njit(cache=False)
+@njit
 def _sum_partials(partial, out_n, kmajor, bias, has_bias):
     """Stage 2 for one image: out_n[M][Ho][Wo] = sum_k partial[.., k, ..] (+ bias)."""
     M, Ho, Wo = out_n.shape
@@ -78,7 +77,7 @@ def _sum_partials(partial, out_n, kmajor, bias, has_bias):
                 out_n[m, y, xo] = s
 
 
-@numba.njit(cache=False)
+@njit
 def _conv2d(x, f_mrsc, bias, has_bias, out, kmajor, stride, pad, dil):
     N = x.shape[0]
     M, R, S, _ = f_mrsc.shape

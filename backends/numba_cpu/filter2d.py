@@ -18,13 +18,12 @@ analogue of a thread block's rows; same result).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from refconv import Param, Variant
 
 from . import NAME
-from ._util import c_array, c_target
+from ._util import c_array, c_target, njit
 
 _NP_PAD = {"zero": "constant", "replicate": "edge", "reflect": "reflect", "wrap": "wrap"}
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -41,7 +40,7 @@ def index_map(n: int, k: int, boundary: str) -> np.ndarray:
     return np.pad(idx, (before, after), mode=_NP_PAD[boundary])
 
 
-@numba.njit(cache=False)
+@njit
 def _cast_u8_float(v, wrap):
     """An integer-valued float -> uint8 value (as int64): saturate (NaN -> 0) or wrap (C
     conversion to int64 saturating at the int64 limits, NaN -> 0, then modulo 256)."""
@@ -60,7 +59,7 @@ def _cast_u8_float(v, wrap):
     return np.int64(v) & 0xFF
 
 
-@numba.njit(cache=False)
+@njit
 def _filter2d_int(img, w, out, rmap, cmap, shift, wrap, row_block):
     """uint8 image, accumulator "int": img (C,H,W) uint8, w (KH,KW) float32, out (C,OH,OW) uint8."""
     C = img.shape[0]
@@ -95,7 +94,7 @@ def _filter2d_int(img, w, out, rmap, cmap, shift, wrap, row_block):
     return out
 
 
-@numba.njit(cache=False)
+@njit
 def _filter2d_float(img, w, out, rmap, cmap, to_u8, shift, nearest, wrap, row_block):
     """Float accumulator in w's dtype: img (C,H,W) uint8/float, out (C,OH,OW) uint8 (then
     ``to_u8``: scale, round, cast) or the working float type."""

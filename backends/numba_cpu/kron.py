@@ -12,18 +12,17 @@ wrap exactly like NumPy's when the output dtype is narrow).
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from refconv import Param, Variant
 
 from . import NAME
-from ._util import c_array, c_target, check_out
+from ._util import c_array, c_target, check_out, njit
 
 LOOP_ORDERS = ("ikjl", "ijkl")
 
 
-@numba.njit(cache=False)
+@njit
 def _kron(a, b, out, order):
     m, n = a.shape
     p, q = b.shape

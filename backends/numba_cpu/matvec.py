@@ -9,16 +9,15 @@ order, which the spec's tolerance bound must cover.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from refconv import Param, Variant
 
 from . import NAME
-from ._util import c_array, check_out
+from ._util import c_array, check_out, njit
 
 
-@numba.njit(cache=False)
+@njit
 def _matvec(m, v, out, row_block, lanes):
     rows, cols = m.shape
     acc = np.empty(lanes, dtype=m.dtype)

@@ -13,13 +13,12 @@ Launch parameter ``row_block``: rows walked in blocks of that many rows (same re
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from refconv import Param, Variant
 
 from . import NAME
-from ._util import c_array, c_target
+from ._util import c_array, c_target, njit
 from .filter2d import _cast_u8_float, index_map
 
 #: (i, j, weight) of the non-zero Kx taps in spec order; Ky uses (j, i).
@@ -28,7 +27,7 @@ _GX_J = np.array([0, 2, 0, 2, 0, 2], np.int64)
 _GX_W = (-1.0, 1.0, -2.0, 2.0, -1.0, 1.0)
 
 
-@numba.njit(cache=False)
+@njit
 def _gray_rgb(img, g):
     """img (H, W, 3|4) uint8 -> g (H, W) float32: (0.299f*R + 0.587f*G) + 0.114f*B."""
     c0, c1, c2 = np.float32(0.299), np.float32(0.587), np.float32(0.114)
@@ -41,7 +40,7 @@ def _gray_rgb(img, g):
     return g
 
 
-@numba.njit(cache=False)
+@njit
 def _sobel(g, out, rmap, cmap, ti, tj, tw, l2, to_u8, nearest, wrap, row_block):
     """g (H, W) in the working type; tw the 6 tap weights in the working type; Gx tap t reads
     (ti[t], tj[t]) of the window, Gy tap t reads (tj[t], ti[t])."""
