@@ -147,4 +147,32 @@ tot = np.zeros(1, np.float32)
 locked_sum[1, 32](np.zeros(1, np.int32), tot, x[:32])
 res["locked_sum"] = float(tot[0])
 res["locked_sum_expected"] = float(x[:32].sum())
+
+
+@cuda.jit(device=True)
+def block_sum_step(buf, t, s):       # a device function that waits at a barrier inside the swap
+    cuda.syncthreads()
+    v = buf[t] + buf[t + s] if t < s else buf[t]
+    cuda.syncthreads()
+    buf[t] = v
+
+
+@cuda.jit
+def tree_sum_through_device_calls(x, out):
+    buf = cuda.shared.array(64, np.float32)
+    t = cuda.threadIdx.x
+    buf[t] = x[t]
+    s = 32
+    while s > 0:
+        block_sum_step(buf, t, s)
+        s //= 2
+    if t == 0:
+        out[0] = buf[0]
+
+
+o = np.zeros(1, np.float32)
+tree_sum_through_device_calls[1, 64](x, o)
+res["device_tree_sum"] = float(o[0])
+res["device_tree_sum_expected"] = float(x[:64].sum())
+res["cuda_restored_after_launch"] = globals()["cuda"] is sys.modules["numba.cuda"]
 print(json.dumps(res))

@@ -83,3 +83,10 @@ def test_a_spin_lock_on_an_atomic_makes_progress(both):
     event, numba = both
     # every atomic operation lets the other threads of the block run first
     assert event["locked_sum"] == event["locked_sum_expected"] == numba["locked_sum"]
+
+
+@pytest.mark.parametrize("scheduler", [0, 1], ids=["refconv", "numba"])
+def test_device_functions_waiting_at_barriers_see_the_fake_module_and_it_is_undone_after(both, scheduler):
+    res = both[scheduler]
+    assert res["device_tree_sum"] == res["device_tree_sum_expected"]
+    assert res["cuda_restored_after_launch"] is True

@@ -322,8 +322,9 @@ def _patch(kk) -> bool:
     _state["warp_originals"] = {n: kernelapi.FakeCUDAModule.__dict__.get(n) for n in NAMES + ("popc",)}
     install_warps(kernelapi.FakeCUDAModule)
     _shim_kernelapi()
-    from . import sim_casts
+    from . import sim_casts, sim_swap
     sim_casts.install()
+    sim_swap.install()
     _state["atomic_originals"] = {}
     for name in ATOMICS:
         op = kernelapi.FakeCUDAAtomic.__dict__.get(name)
@@ -377,8 +378,9 @@ def uninstall() -> None:
         from numba.cuda.simulator import kernelapi
         if "kernelapi_threading" in _state:
             kernelapi.threading = _state.pop("kernelapi_threading")
-        from . import sim_casts
+        from . import sim_casts, sim_swap
         sim_casts.uninstall()
+        sim_swap.uninstall()
         for name, op in _state.pop("atomic_originals", {}).items():
             setattr(kernelapi.FakeCUDAAtomic, name, op)
         for name, f in _state.pop("warp_originals", {}).items():
