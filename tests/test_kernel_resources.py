@@ -244,6 +244,7 @@ def opencl_on_a_48k_device(monkeypatch):
         for mod in (oc, kit):              # backends import the facade or the kit itself
             monkeypatch.setattr(mod, name, f)
     monkeypatch.setattr(cl, "enqueue_copy", lambda *a, **k: types.SimpleNamespace(wait=lambda: None))
+    monkeypatch.setattr(cl, "enqueue_fill_buffer", lambda *a, **k: types.SimpleNamespace(wait=lambda: None))
     monkeypatch.setattr(cl, "create_image", lambda *a, **k: object())
     return launches, declared
 

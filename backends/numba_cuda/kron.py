@@ -33,6 +33,7 @@ SUPPORTS = {"dtype": ("float64", "float32", "int32", "uint8"), "m": Range(1), "n
 def _kernels():
     global cuda
     cuda = kit.cuda()
+    from numba import uint64
 
     @cuda.jit
     def per_element(a, b, c, i, j, N, P, Q):
@@ -46,29 +47,42 @@ def _kernels():
     @cuda.jit
     def whole(a, b, c, row0, nrows, N, P, Q):
         # rows row0 .. row0+nrows-1 of C into c (nrows x N*Q).  A thread owns one column and every
-        # (blockDim.y*gridDim.y)-th row: the column's (j, l) is divided out once, the row's (i, k)
-        # is stepped without a division (64-bit divisions dominated the one-element-per-thread form)
-        col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        rr = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
-        NQ = N * Q
-        if rr >= nrows or col >= NQ:
+        # (blockDim.y*gridDim.y)-th row: the column's (j, l) and its first row's (i, k) are divided
+        # out once (64-bit divisions dominated the one-element-per-thread form); then the three
+        # subscripts c[rr*NQ + col], a[i*N + j], b[k*Q + l] are stepped by additions, b's wrapping
+        # past the last row of B (k >= P, i.e. bk >= P*Q) into a's next row.  Every subscript is a
+        # uint64 built from uint64 operands: numba gives a signed subscript a negative-index
+        # wraparound (a 64-bit compare and select each).  With those and a multiplication per
+        # subscript the loop is bound by instruction issue rather than by its stores; the OpenCL
+        # twin (kron.cl, rows) steps the same offsets
+        uN, uP, uQ, un = uint64(N), uint64(P), uint64(Q), uint64(nrows)
+        NQ = uN * uQ
+        PQ = uP * uQ
+        col = uint64(cuda.blockIdx.x) * uint64(cuda.blockDim.x) + uint64(cuda.threadIdx.x)
+        rr = uint64(cuda.blockIdx.y) * uint64(cuda.blockDim.y) + uint64(cuda.threadIdx.y)
+        if rr >= un or col >= NQ:
             return
-        j = col // Q
-        l = col - j * Q
-        row = row0 + rr
-        i = row // P
-        k = row - i * P
-        step = cuda.blockDim.y * cuda.gridDim.y
-        di = step // P
-        dk = step - di * P
-        while rr < nrows:
-            c[rr * NQ + col] = a[i * N + j] * b[k * Q + l]
+        j = col // uQ
+        l = col - j * uQ
+        row = uint64(row0) + rr
+        i = row // uP
+        k = row - i * uP
+        step = uint64(cuda.blockDim.y) * uint64(cuda.gridDim.y)
+        di = step // uP
+        dk = step - di * uP
+        oc = rr * NQ + col                  # c's subscript, stepped by step rows
+        ai = i * uN + j                     # a's, by di rows of A (+1 row when k wraps)
+        bk = k * uQ + l                     # b's, by dk rows of B (-P rows when k wraps)
+        ostep, astep, bstep = step * NQ, di * uN, dk * uQ
+        while rr < un:
+            c[oc] = a[ai] * b[bk]
             rr += step
-            i += di
-            k += dk
-            if k >= P:
-                k -= P
-                i += 1
+            oc += ostep
+            ai += astep
+            bk += bstep
+            if bk >= PQ:
+                bk -= PQ
+                ai += uN
 
     return per_element, whole
 

@@ -10,53 +10,55 @@
 #define MUL(x, y) ((x) * (y))
 #endif
 
+/* The twins of backends/numba_cuda/kron.py: the same kernels over the same launch shapes (kron.py).
+ * The sizes n, p, q come in one __constant int buffer: NVIDIA's OpenCL charges a launch with more
+ * than two scalar arguments a few microseconds more inside its profiling interval (on one
+ * work-item as on a full grid; lab/probes/gpu_opencl_launch_probe.py), a cost that
+ * block_launches (one launch per element of A) and streamed (one launch per row block) pay on
+ * every launch and the CUDA launches of the Numba twin never pay.  Each kernel takes at most two
+ * scalars. */
+
 /* one launch per element (i, j) of A: the p x q block, written into a row-block buffer of
  * p rows x n*q columns at column offset j*q (the paper's C_gpu of N x N*N). */
 __kernel void block(__global const T * restrict a, __global const T * restrict b,
-                    __global T * restrict rowblk, const int n, const int p, const int q,
-                    const int i, const int j)
+                    __global T * restrict rowblk, __constant int *npq, const int i, const int j)
 {
+    const int n = npq[0], p = npq[1], q = npq[2];
     const int l = get_global_id(0), k = get_global_id(1);
     if (k < p && l < q)
         rowblk[(size_t)k * n * q + j * q + l] = MUL(a[i * n + j], b[k * q + l]);
 }
 
-/* the row-block of A's row i: p rows x n*q columns, one launch.  A work-item owns one column
- * and every get_global_size(1)-th row: the column's (j, l) and A[i, j] are fetched once. */
-__kernel void rowblock(__global const T * restrict a, __global const T * restrict b,
-                       __global T * restrict rowblk, const int n, const int p, const int q, const int i)
+/* rows row0 .. row0+nrows-1 of the (m*p) x (n*q) product into out (nrows x n*q): single_launch
+ * (all rows, one launch) and streamed (one launch per row block).  A work-item owns one column
+ * and every get_global_size(1)-th row (the launch gives each work-item about ROWS_PER_ITEM rows):
+ * the column's (j, l) and its first row's (i, k) are divided out once, then the three offsets
+ * out[rr*n*q + col], a[i*n + j], b[k*q + l] are stepped by additions, b's wrapping past the last
+ * row of B (k >= p, i.e. bk >= p*q) into a's next row: the Numba twin's loop. */
+__kernel void rows(__global const T * restrict a, __global const T * restrict b,
+                   __global T * restrict out, __constant int *npq, const int row0, const int nrows)
 {
+    const int n = npq[0], p = npq[1], q = npq[2], nq = n * q, pq = p * q;
     const int col = get_global_id(0);
-    int k = get_global_id(1);
-    if (k >= p || col >= n * q)
+    int rr = get_global_id(1);
+    if (rr >= nrows || col >= nq)
         return;
     const int j = col / q, l = col - j * q;
-    const T aij = a[i * n + j];
-    for (; k < p; k += get_global_size(1))
-        rowblk[(size_t)k * n * q + col] = MUL(aij, b[k * q + l]);
-}
-
-/* the whole (m*p) x (n*q) product, one launch.  A work-item owns one column and every
- * get_global_size(1)-th row: the column's (j, l) is divided out once, the row's (i, k) stepped
- * without a division (the launch gives each work-item about ROWS_PER_ITEM rows). */
-__kernel void whole(__global const T * restrict a, __global const T * restrict b,
-                    __global T * restrict out, const int m, const int n, const int p, const int q)
-{
-    const int col = get_global_id(0);
-    int row = get_global_id(1);
-    if (row >= m * p || col >= n * q)
-        return;
-    const int j = col / q, l = col - j * q;
-    int i = row / p, k = row - i * p;
+    const int row = row0 + rr;
+    const int i = row / p, k = row - i * p;
     const int step = get_global_size(1), di = step / p, dk = step - di * p;
-    __global const T *brow = b + l;
-    for (; row < m * p; row += step) {
-        out[(size_t)row * n * q + col] = MUL(a[i * n + j], brow[k * q]);
-        i += di;
-        k += dk;
-        if (k >= p) {
-            k -= p;
-            ++i;
+    size_t o = (size_t)rr * nq + col;
+    const size_t ostep = (size_t)step * nq;
+    int ai = i * n + j, bk = k * q + l;
+    const int astep = di * n, bstep = dk * q;
+    for (; rr < nrows; rr += step) {
+        out[o] = MUL(a[ai], b[bk]);
+        o += ostep;
+        ai += astep;
+        bk += bstep;
+        if (bk >= pq) {
+            bk -= pq;
+            ai += n;
         }
     }
 }

@@ -1,4 +1,5 @@
-"""Run some variants once each on the GPU on a bench preset's problem, for Nsight Compute
+"""Run some variants once each (with their default parameters, as the bench does) on the GPU on a
+bench preset's problem, for Nsight Compute
 (``ncu ... python lab/probes/twin_profile.py numba_cuda/GM opencl/GM``), and write each numba-cuda
 kernel's PTX and each OpenCL program's PTX (NVIDIA's OpenCL binaries are PTX) to $OUT/ptx/.
 
@@ -20,7 +21,7 @@ configure_backends({"cuda": "gpu", "opencl": "nvidia"})
 prob = PRESETS[os.environ.get("PRESET", "filter2d-u8-3x3-3072")].problem()
 for name in sys.argv[1:]:
     v = registry.get(f"{prob.op}/{name}")      # name: BACKEND/VARIANT (registry.get parses the id)
-    run_variant(v, prob, scratch_output(prob, v.writes), {})
+    run_variant(v, prob, scratch_output(prob, v.writes), v.default_params())   # the bench's parameters
     print(name, "ran", flush=True)
 
 if os.environ.get("NO_PTX"):

@@ -1,7 +1,8 @@
 # Sourced by the scripts that run refconv on a lent NVIDIA machine (gpu_scale_run.sh,
 # gpu_bench_run.sh).  The machine's image has numba-cuda but numpy 2.5 (numba-cuda 0.30 cannot
-# compile with it) and no pyopencl: carry .whl/ (numpy 2.4.x, pyopencl, pytools, platformdirs,
-# siphash24, cp312 wheels); refconv is installed beside them with --no-deps --target.
+# compile with it), no pyopencl and no greenlet: carry .whl/ (numpy 2.4.x, pyopencl, pytools,
+# platformdirs, siphash24, greenlet, cp312 wheels; without greenlet the numba_cuda backend does not
+# load and `--cuda` is an unknown option); refconv is installed beside them with --no-deps --target.
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SITE=/tmp/site
 if [ ! -d $SITE/refconv ]; then
