@@ -80,6 +80,21 @@ def _glob(flag: str):
     return parse
 
 
+class _Once(argparse.Action):
+    """``--op`` / ``--backend``: one glob each.  Given again, a usage error that names both values
+    (a second value silently replacing the first would check something else than asked)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        old = getattr(namespace, self.dest, None)
+        if old is not None:
+            parser.error(f"{option_string} given twice ({old!r}, {values!r}); accepted: one name or glob "
+                         f"(e.g. {option_string} '[mk]*'), or --variant once per selection "
+                         f"(e.g. --variant '{old}/*' --variant '{values}/*')" if self.dest == "op" else
+                         f"{option_string} given twice ({old!r}, {values!r}); accepted: one name or glob "
+                         f"(e.g. {option_string} '*[al]' for numba_cuda and opencl)")
+        setattr(namespace, self.dest, values)
+
+
 # ----------------------------------------------------------------------------- options
 
 def _add_backend_options(p: argparse.ArgumentParser):
@@ -103,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd")
 
     def filters(p):
-        p.add_argument("--op", type=_glob("--op"), help=f"op name or glob ({', '.join(ops.names())})")
-        p.add_argument("--backend", type=_glob("--backend"), help="backend name or glob")
+        p.add_argument("--op", type=_glob("--op"), action=_Once, help=f"op name or glob ({', '.join(ops.names())})")
+        p.add_argument("--backend", type=_glob("--backend"), action=_Once, help="backend name or glob")
         p.add_argument("--variant", type=_glob("--variant"), action="append",
                        help="variant name glob, or a full-id glob like '<op>/*/CM_*'; given "
                             "more than once, a variant matching any of them is selected")

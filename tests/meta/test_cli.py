@@ -73,3 +73,17 @@ def test_list_backend_filter_takes_a_glob():
     p = refconv_cli("list", "--backend", "numba_c*")
     assert p.returncode == 0
     assert "numba_cpu" in p.stdout and "numba_cuda" in p.stdout and "opencl" not in p.stdout
+
+
+def test_op_or_backend_given_twice_is_a_usage_error_naming_both_values(capsys):
+    import pytest
+    from refconv.cli import build_parser
+    for cmd, flag, a, b, hint in (("check", "--op", "matvec", "kron", "--variant 'matvec/*' --variant 'kron/*'"),
+                                  ("list", "--backend", "opencl", "triton", "--backend '*[al]'")):
+        with pytest.raises(SystemExit) as e:
+            build_parser().parse_args([cmd, flag, a, flag, b])
+        err = capsys.readouterr().err
+        assert e.value.code == 2
+        assert f"{flag} given twice ('{a}', '{b}')" in err and hint in err
+    ns = build_parser().parse_args(["check", "--op", "matvec", "--backend", "opencl"])
+    assert (ns.op, ns.backend) == ("matvec", "opencl")
