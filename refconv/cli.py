@@ -87,11 +87,10 @@ class _Once(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         old = getattr(namespace, self.dest, None)
         if old is not None:
+            select = (f"--variant '{old}/*' --variant '{values}/*'" if self.dest == "op" else
+                      f"--variant '*/{old}/*' --variant '*/{values}/*'")
             parser.error(f"{option_string} given twice ({old!r}, {values!r}); accepted: one name or glob "
-                         f"(e.g. {option_string} '[mk]*'), or --variant once per selection "
-                         f"(e.g. --variant '{old}/*' --variant '{values}/*')" if self.dest == "op" else
-                         f"{option_string} given twice ({old!r}, {values!r}); accepted: one name or glob "
-                         f"(e.g. {option_string} '*[al]' for numba_cuda and opencl)")
+                         f"matching all you want, or --variant once per selection ({select})")
         setattr(namespace, self.dest, values)
 
 

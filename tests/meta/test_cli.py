@@ -79,7 +79,7 @@ def test_op_or_backend_given_twice_is_a_usage_error_naming_both_values(capsys):
     import pytest
     from refconv.cli import build_parser
     for cmd, flag, a, b, hint in (("check", "--op", "matvec", "kron", "--variant 'matvec/*' --variant 'kron/*'"),
-                                  ("list", "--backend", "opencl", "triton", "--backend '*[al]'")):
+                                  ("list", "--backend", "opencl", "triton", "--variant '*/opencl/*' --variant '*/triton/*'")):
         with pytest.raises(SystemExit) as e:
             build_parser().parse_args([cmd, flag, a, flag, b])
         err = capsys.readouterr().err
