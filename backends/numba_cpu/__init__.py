@@ -3,8 +3,9 @@
 One module per op (``kron``, ``conv2d``, ``filter2d``, ``sobel``, ``matvec``); each exposes
 ``variants() -> list[Variant]``.  The modules are imported lazily by
 ``backend.variants()`` so ``refconv list`` does not pay for importing numba until needed.
-Kernels are compiled on first use and kept in numba's on-disk cache (``_util.njit``); each takes its modes as runtime flags so
-there is one compiled specialisation per input dtype, not one per option combination.
+Kernels are compiled on first use and kept in numba's on-disk cache (``_util.njit``); each takes
+its modes as runtime flags so there is one compiled specialisation per input dtype, not one per
+option combination.
 """
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ Inside a simulated kernel a numba type called on a value is ``Type.__call__``, w
 ``numba.core.typing`` and runs an ``ABCMeta`` instance check on every call before it reaches
 ``cast_python_value`` (``getattr(np, name)(value)``), and kernels cast in their innermost loops.
 :func:`install` gives ``Integer`` and ``Float`` a ``__call__`` that casts a plain Python or
-NumPy scalar with the same NumPy constructor directly and hands everything else (a signature such as ``float32(int32, int32)``, an array) to the
-original: the results are the same objects, errors and warnings included.
+NumPy scalar with the same NumPy constructor directly and hands everything else (a signature
+such as ``float32(int32, int32)``, an array) to the original: the results are the same objects,
+errors and warnings included.
 """
 from __future__ import annotations
 

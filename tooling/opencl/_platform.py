@@ -125,9 +125,10 @@ def _setup_cache() -> None:
 def _stable_include_path(cl) -> None:
     """pyopencl adds ``-I <its own headers' folder>`` to every build, a path inside the virtual
     environment, and PoCL's and pyopencl's binary caches key on the options: a fresh clone or a
-    new venv found every kernel uncached and PoCL compiled them all again.  This points that option at a link in the cache folder (``refconv/
-    pyopencl-include``, to the same headers), the same path for every installation of the user;
-    if the link cannot be made, the option is left as pyopencl has it."""
+    new venv found every kernel uncached and PoCL compiled them all again.  This points that
+    option at a link in the cache folder (``refconv/pyopencl-include``, to the same headers), the
+    same path for every installation of the user; if the link cannot be made, the option is left
+    as pyopencl has it."""
     opts = getattr(cl, "_DEFAULT_INCLUDE_OPTIONS", None)
     if not (isinstance(opts, list) and len(opts) == 2 and opts[0] == "-I"):
         return
