@@ -57,6 +57,7 @@ class Tile:
     bk: int
     eff: float            # the model's relative throughput of this tile shape (estimate_us)
     auto: bool = True     # whether ``tile="auto"`` may choose it
+    regs: int | None = None   # a cap on the Numba build's registers a thread (None: ptxas's choice)
 
     @property
     def thx(self) -> int:   # threads along q (columns)
@@ -89,12 +90,17 @@ class Tile:
         return (self.stage_a + self.stage_b) * itemsize
 
 
-#: the tile shapes (name: BM x BN), largest first (``128x128``: 8x8 micro-tiles, 16 shared reads
-#: per 64 multiply-adds against 4x4's 8 per 16); "16x16" is the simulator's cheap one (16
-#: threads a block) and suits nothing on a GPU
+#: the tile shapes (name: BM x BN, then ``k{BK}`` where BK is not 8 and ``r{N}`` for a register
+#: cap), largest first (8x8 micro-tiles: 16 shared reads per 64 multiply-adds against 4x4's 8 per
+#: 16); "16x16" is the simulator's cheap one (16 threads a block) and suits nothing on a GPU.  The
+#: 16-deep K slices halve the barriers and the exposed load latencies per multiply-add of the 8-deep
+#: ones (cuconv E3 and E4, docs/performance.md); capped at 128 registers, an SM
+#: runs two of their 256-thread blocks
 TILES = {t.name: t for t in (
-    Tile("128x128", 128, 128, 8, 8, 8, 1.1),
-    Tile("128x64", 128, 64, 8, 4, 8, 1.0),
+    Tile("128x128k16r128", 128, 128, 8, 8, 16, 1.1, auto=False, regs=128),
+    Tile("128x64k16", 128, 64, 8, 4, 16, 1.0, regs=128),
+    Tile("128x128", 128, 128, 8, 8, 8, 1.1, auto=False),
+    Tile("128x64", 128, 64, 8, 4, 8, 1.0, auto=False),
     Tile("64x64", 64, 64, 4, 4, 16, 0.8),
     Tile("32x32", 32, 32, 4, 4, 8, 0.6),
     Tile("16x16", 16, 16, 4, 4, 8, 0.3, auto=False),

@@ -43,6 +43,9 @@ CASES = (
      {"tile": "16x16", "split": 4, "reduce": "fused"}),
     ("the 1x1 rule's 256-thread tile, K = 40 in a zero-padded 64-deep slice (one block: the simulator's budget)",
      dict(n=1, c=40, h=3, w=5, m=9, r=1, s=1, b=1, st=1, pd=0, dl=1), RANDOM, {"tile": G.DEEP_1X1, "split": 1}),
+    ("the 16-deep 256-thread tile, 3x3 padded, K = 9 in one zero-padded k-tile, reloaded into the idle buffer "
+     "(one block: the simulator's budget)", dict(n=1, c=1, h=4, w=3, m=3, r=3, s=3, b=1, st=1, pd=1, dl=1), RANDOM,
+     {"tile": "128x64k16", "split": 1}),
 )
 
 

@@ -163,8 +163,17 @@ def source(t: G.Tile, one: bool = False) -> str:
     ind = lambda lines, n: ["    " * n + s for s in lines]  # noqa: E731
     body = _prologue(t, one) + _loads(t, one) + _stores(t, "0") + ["cuda.syncthreads()"]
     body += [f"c{i}_{j} = Z" for i in range(t.tm) for j in range(t.tn)]
-    loop = ["cur = t & 1", "if t + 1 < nt:", f"    k = (kt0 + t + 1) * {t.bk}"]
-    loop += ind(_loads(t, one), 1) + _compute(t) + ["if t + 1 < nt:"] + ind(_stores(t, "(1 - cur)"), 1)
+    if one:
+        loop = ["cur = t & 1", "if t + 1 < nt:", f"    k = (kt0 + t + 1) * {t.bk}"]
+        loop += ind(_loads(t, one), 1) + _compute(t) + ["if t + 1 < nt:"] + ind(_stores(t, "(1 - cur)"), 1)
+    else:
+        # the gather's next k-tile is loaded without a branch (the last iteration reloads its own
+        # tile and stores it where nothing reads it): behind ``if t + 1 < nt`` LLVM merged the
+        # loads into the branch around the stores, after the multiply-adds, so that every k-tile
+        # waited out the table and gather latencies.  The 1x1 path's slices are few, so its
+        # redundant last load would cost more than the latency it hides.
+        loop = ["cur = t & 1", f"k = (kt0 + min(t + 1, nt - 1)) * {t.bk}"]
+        loop += _loads(t, one) + _compute(t) + _stores(t, "(1 - cur)")
     loop += ["cuda.syncthreads()"]
     body += ["for t in range(nt):"] + ind(loop, 1) + _epilogue(t)
     return "\n".join([f"def kern({_ARGS}):"] + ind(body, 1)) + "\n"
@@ -176,8 +185,9 @@ def _gemm(tile: str, dtype: str, one: bool, mode: str):
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     fname = f"<refconv conv2d_best {tile} {dtype}{' 1x1' if one else ''}>"
-    return jit_source(cuda, source(G.TILES[tile], one), fname,
-                      dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64))
+    t = G.TILES[tile]
+    return jit_source(cuda, source(t, one), fname, dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64),
+                      None if mode == "sim" else t.regs)
 
 
 #: the split-K reduction: out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel

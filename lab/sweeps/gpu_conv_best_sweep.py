@@ -15,6 +15,7 @@ with an argument, also writes the rows as JSON there and a Markdown table beside
     python lab/sweeps/gpu_conv_best_sweep.py sweep.json --preset 'cuconv-T3-*' --preset cuconv-E3   # 1x1 + E3
     python lab/sweeps/gpu_conv_best_sweep.py deep.json --alts deep --preset 'cuconv-T3-*'            # deep-K tiles
     python lab/sweeps/gpu_conv_best_sweep.py shapes.json --alts shapes --preset 'cuconv-T3-*'        # block shapes
+    python lab/sweeps/gpu_conv_best_sweep.py cand.json --alts candidates --preset 'cuconv-E[234]'    # capped / deep tiles
 """
 from __future__ import annotations
 
@@ -46,6 +47,17 @@ SHAPES = ("32x32k64", "32x32k64-2x2", "64x32k32", "32x64k32")
 def shape_alternatives(g) -> list:
     """``--alts shapes``: the defaults, then each of :data:`SHAPES` at split 1 and 2."""
     return [{}] + [{"tile": t, "split": s} for t in SHAPES for s in (1, 2)]
+
+
+#: ``--alts candidates``: the 16-deep K tiles (the 8x8 one capped at 128 registers) against the
+#: 8-deep 128x64 and 128x128 tiles, each at the splits that give an H200's 132 SMs one or two waves
+#: on cuconv E2-E4
+CANDIDATES = (("128x64", (1, 2, 4)), ("128x128", (2, 4, 8)), ("128x64k16", (1, 2, 4)), ("128x128k16r128", (2, 4)))
+
+
+def candidate_alternatives(g) -> list:
+    """``--alts candidates``: the defaults, then each of :data:`CANDIDATES` at its splits."""
+    return [{}] + [{"tile": t, "split": s} for t, splits in CANDIDATES for s in splits]
 
 
 def deep_alternatives(g) -> list:
@@ -80,7 +92,7 @@ def _args():
     ap.add_argument("--preset", action="append", help="glob; again: a preset matching any (default cuconv-*)")
     ap.add_argument("--backend", choices=("numba_cuda", "opencl"), action="append")
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--alts", choices=("all", "deep", "shapes"), default="all",
+    ap.add_argument("--alts", choices=("all", "deep", "shapes", "candidates"), default="all",
                     help="the launch parameters tried: all (alternatives()), deep (deep_alternatives()) or shapes (shape_alternatives())")
     return ap.parse_args()
 
@@ -124,7 +136,7 @@ def main():
         g = G.geometry(problem)
         for b in backends:
             seen = set()
-            for params in {"deep": deep_alternatives, "shapes": shape_alternatives}.get(a.alts, alternatives)(g):
+            for params in {"deep": deep_alternatives, "shapes": shape_alternatives, "candidates": candidate_alternatives}.get(a.alts, alternatives)(g):
                 p = _full(params)
                 plan = G.describe(G.plan(g, p["tile"], p["split"], 4, p["path"], p["reduce"]))
                 if plan in seen:             # the same launch as an earlier row (e.g. split=1 chosen anyway)
