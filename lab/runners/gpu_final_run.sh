@@ -4,8 +4,9 @@
 #   check   refconv check --profile gpu of the project's best variants (filter2d, sobel, conv2d; both twins)
 #   images  refconv bench: filter2d and sobel presets (best variants, the best seed variants (CM_CF8,
 #           gmem, smem_rows2), every peer)
-#   matvec  refconv bench: matvec-16384, every variant
-#   kron    refconv bench: kron-200, single_launch, 3 runs (each call moves 12.8 GB)
+#   matvec  refconv bench: matvec-16384 (MATVEC_PRESETS, a --preset value), every variant
+#   kron    refconv bench: kron-200 (KRON_PRESETS), single_launch (KRON_VARIANTS, a --variant
+#           value), 3 runs (each call moves 12.8 GB)
 #   cuconv  refconv bench: every cuconv preset (best, cuconv_split, cuconv_fused, cuDNN peers);
 #           CUCONV_PRESETS=cuconv-E4 (a --preset value) for fewer; CUCONV_SEEDS=best leaves the seeds out
 #   ptx     the PTX of both twins of the best kernels on their presets (NVIDIA's OpenCL binaries are
@@ -31,8 +32,8 @@ for s in $steps; do
            echo "check exit $?"; grep -E "^ (pass|fail|error|hang|skip)|variants:" "$OUT/check.txt" ;;
     images) bench images ${IMAGES_LIMIT:-200} --preset filter2d-u8-3x3-3072,sobel-4096x3072 --repeat 20 \
               --variant 'best_*' --variant '*/CM_CF8' --variant '*/gmem' --variant '*/smem_rows2' ;;
-    matvec) bench matvec ${MATVEC_LIMIT:-90} --preset matvec-16384 --repeat 10 ;;
-    kron) bench kron ${KRON_LIMIT:-100} --preset kron-200 --repeat 3 --variant single_launch ;;
+    matvec) bench matvec ${MATVEC_LIMIT:-90} --preset "${MATVEC_PRESETS:-matvec-16384}" --repeat 10 ;;
+    kron) bench kron ${KRON_LIMIT:-100} --preset "${KRON_PRESETS:-kron-200}" --repeat 3 --variant "${KRON_VARIANTS:-single_launch}" ;;
     ptx) for spec in "filter2d-u8-3x3-3072 numba_cuda/best_R2 opencl/best_R2" \
                      "sobel-4096x3072 numba_cuda/best_R8 opencl/best_R8" "cuconv-T3-1x1-C numba_cuda/best opencl/best"; do
            set -- $spec; p=$1; shift
