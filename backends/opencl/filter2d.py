@@ -31,20 +31,31 @@ ORIGIN_001 = "seed 001 (PMPP tiled 2-D convolution with halo cells, blog notes)"
 
 # ----------------------------------------------------------------------------- 3x3 uint8
 
-def _opts_3x3(mem: str, cf: int, vec: bool) -> tuple:
-    return (f"-DMEM_{mem}", f"-DCF={cf}", f"-DVEC={int(vec)}")
+#: the targets whose ``convert_int_sat_rtz`` follows OpenCL C (saturates, NaN -> 0), so the kernel's
+#: float-to-int of a tap is that one conversion (``-DNATIVE_F2I=1``).  Oclgrind 21.10 gives INT_MIN
+#: for NaN (tests/test_opencl_filter2d_3x3.py probes each installed target); elsewhere the kernel
+#: writes the NaN case out.
+NATIVE_F2I_TARGETS = ("pocl", "nvidia")
+
+
+def _opts_3x3(mem: str, cf: int, vec: bool, wg_x: int, wg_y: int) -> tuple:
+    """Build options: the variant, the launch's work-group shape (compile-time, as the Numba twin's
+    block shape) and whether the target's ``convert_int_sat_rtz`` is the spec's conversion."""
+    native = int(oc.target() in NATIVE_F2I_TARGETS)
+    return (f"-DMEM_{mem}", f"-DCF={cf}", f"-DVEC={int(vec)}", f"-DWG_X={wg_x}", f"-DWG_Y={wg_y}",
+            f"-DNATIVE_F2I={native}")
 
 
 def _make_3x3(mem: str, cf: int, vec: bool, available) -> Variant:
-    opts = _opts_3x3(mem, cf, vec)
     name = mem + (f"_CF{cf}" if cf > 1 else "") + ("_Vec" if vec else "")
 
     def local_bytes(wx, wy):
         return (wx * cf + 2) * (wy + 2) + 9 * 4 if mem == "SM" else 0
 
     def constraint(problem, params):
-        return (oc.check_local((params["wg_x"], params["wg_y"]), local_bytes(params["wg_x"], params["wg_y"]),
-                               (SRC_3X3, "filter2d_3x3", opts, SRC_3X3_NAME))
+        wx, wy = params["wg_x"], params["wg_y"]
+        return (oc.check_local((wx, wy), local_bytes(wx, wy),
+                               (SRC_3X3, "filter2d_3x3", _opts_3x3(mem, cf, vec, wx, wy), SRC_3X3_NAME))
                 or oc.fits_memory(problem, problem.dims["h"] * problem.dims["w"]))
 
     def run(problem, out, wg_x=32, wg_y=8):
@@ -56,10 +67,11 @@ def _make_3x3(mem: str, cf: int, vec: bool, available) -> Variant:
         sat = int(problem.option("cast") == "saturate")
         if out.shape != (H, W) or out.dtype != np.uint8:
             raise ValueError(f"filter2d/opencl/{name}: output buffer {out.shape} {out.dtype}, expected ({H}, {W}) uint8")
-        k = oc.kernel(SRC_3X3, "filter2d_3x3", opts, SRC_3X3_NAME)
+        k = oc.kernel(SRC_3X3, "filter2d_3x3", _opts_3x3(mem, cf, vec, wg_x, wg_y), SRC_3X3_NAME)
         gx = oc.roundup(-(-W // cf), wg_x)
         gy = oc.roundup(H, wg_y)
-        args = [oc.to_device(img), oc.to_device(w), oc.OUT, np.int32(H), np.int32(W), np.int32(shift), np.int32(sat)]
+        prm = oc.to_device(np.array([H, W, shift, sat], np.int32))     # the scalars: one __constant buffer
+        args = [oc.to_device(img), oc.to_device(w), oc.OUT, prm]
         if mem == "SM":
             args += [cl.LocalMemory((wg_x * cf + 2) * (wg_y + 2)), cl.LocalMemory(9 * 4)]
         return oc.launch(k, (gx, gy), (wg_x, wg_y), *args, out=out, what=f"filter2d/opencl/{name}")
@@ -69,7 +81,9 @@ def _make_3x3(mem: str, cf: int, vec: bool, available) -> Variant:
     doc = (f"3x3 uint8 filter, {what}"
            + (f"; coarsened x{cf} along x with a sliding register window" if cf > 1 else "; one output per work-item")
            + ("; outputs stored with vstore4 (vstore2 for CF=2) where aligned and interior, scalar at the edges" if vec else "")
-           + f".  Build options: {' '.join(opts)}.")
+           + f".  Build options: -DMEM_{mem} -DCF={cf} -DVEC={int(vec)}, the work-group shape"
+           " (-DWG_X, -DWG_Y) and -DNATIVE_F2I (1 where the target's convert_int_sat_rtz maps NaN to 0);"
+           " H, W, shift, sat in one __constant int buffer.")
     return Variant(
         op="filter2d", backend="opencl", name=name, run=run, supports=SUPPORTS_3X3,
         params=(Param("wg_x", (1, 2, 4, 8, 16, 32, 64), 32), Param("wg_y", (1, 2, 4, 8, 16, 32), 8)),
