@@ -100,3 +100,19 @@ def test_3x3_variants_give_the_spec_on_special_taps(target, name):
                 assert r.status == "pass" and not r.findings, f"weights #{i} {cast}: {r.status}: {r.message} {r.findings[:3]}"
     finally:
         ctx.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sm_tile_fill_with_a_one_column_work_group(target):
+    """SM_CF2 on a 1 x 16 work-group (tile 4 x 18, 72 cells, 16 items): Oclgrind left the tile
+    zero when its fill loop ran on an unsigned index, so the loop's index is a (non-negative) int."""
+    from refconv.backends.opencl import filter2d
+    v = next(x for x in filter2d.variants() if x.name == "SM_CF2")
+    p = Problem.parse("filter2d:dtype=uint8,c=0,h=3,w=3,kh=3,kw=3:boundary=valid,flip=0,accumulator=int,shift=0,"
+                      "cast=wrap:image=edge.2,weights=sparse.2")
+    ctx = _target(target)
+    try:
+        r = check_example(v, p, {"wg_x": 1, "wg_y": 16})
+    finally:
+        ctx.__exit__(None, None, None)
+    assert r.status == "pass" and not r.findings, f"{r.status}: {r.message} {r.findings[:3]}"

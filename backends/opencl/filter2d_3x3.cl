@@ -78,11 +78,11 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
     const int x0 = (gx * WG_X + lx) * CF;
 
 #if defined(MEM_SM)
-    const uint TW = WG_X * CF + 2, TH = WG_Y + 2;
+    const int TW = WG_X * CF + 2, TH = WG_Y + 2;
     const int tx0 = gx * WG_X * CF - 1;                 /* image column of tile column 0 */
     const int ty0 = gy * WG_Y - 1;                      /* image row of tile row 0 */
-    for (uint i = ly * WG_X + lx; i < TW * TH; i += WG_X * WG_Y) {
-        const int r = ty0 + (int)(i / TW), c = tx0 + (int)(i % TW);
+    for (int i = ly * WG_X + lx; i < TW * TH; i += WG_X * WG_Y) {
+        const int r = ty0 + i / TW, c = tx0 + i % TW;
         tile[i] = ((uint)r < (uint)H && (uint)c < (uint)W) ? img[r * W + c] : (uchar)0;
     }
     for (int i = ly * WG_X + lx; i < 9; i += WG_X * WG_Y)    /* work-groups of fewer than 9 items too */
