@@ -11,7 +11,7 @@ and the body of its innermost loop (from a backward branch's target to the branc
 with a variant's per-iteration outputs gives instructions an output without a GPU; ``ptxas -v``'s
 register count follows the count.
 
-usage: [SASS=1 [SASS_DUMP=FILE]] [PARAMS='k=v ...'] python lab/probes/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
+usage: [SASS=1 [SASS_DUMP=FILE] [MAXRREG=N]] [PARAMS='k=v ...'] python lab/probes/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
 """
 import collections
 import os
@@ -92,11 +92,13 @@ def sass_census(ptx: str) -> str:
         ptxas = find_ptxas()      # the compile check's discovery (REFCONV_PTXAS, PATH, CUDA_HOME, /usr/local/cuda*)
         if ptxas is None:
             raise SystemExit("SASS=1 needs ptxas: set REFCONV_PTXAS or put it on PATH")
-        run = subprocess.run([ptxas, "-arch=sm_90", "-O3", "-v", "k.ptx", "-o", "k.cubin"], cwd=d,
+        cap = ["-maxrregcount", os.environ["MAXRREG"]] if os.environ.get("MAXRREG") else []
+        run = subprocess.run([ptxas, "-arch=sm_90", "-O3", "-v", *cap, "k.ptx", "-o", "k.cubin"], cwd=d,
                              capture_output=True, text=True)
         if run.returncode:
             raise SystemExit(f"ptxas failed ({run.returncode}):\n{run.stderr}")
         regs = re.search(r"Used (\d+) registers", run.stderr)
+        spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", run.stderr)
         sass = subprocess.run([_cuobjdump(), "-sass", "k.cubin"], cwd=d, check=True,
                               capture_output=True, text=True).stdout
     if os.environ.get("SASS_DUMP"):      # keep the listing: SASS_DUMP=FILE (appended, one kernel after another)
@@ -109,6 +111,8 @@ def sass_census(ptx: str) -> str:
     loops = [(int(t.group(1), 16), addr) for addr, op, rest in ins
              if op == "BRA" and (t := re.search(r"0x([0-9a-f]+)", rest)) and int(t.group(1), 16) < addr]
     out = f"SASS {len(ins)}" + (f", {regs.group(1)} registers" if regs else "")
+    if spill and spill.group(1) != "0":
+        out += f" ({spill.group(1)} bytes spill stores, {spill.group(2)} loads)"
     if loops:
         a, b = min(loops, key=lambda ab: ab[1] - ab[0])
         body = [op.split(".")[0] for addr, op, _ in ins if a <= addr <= b]
