@@ -1,12 +1,24 @@
 /* conv2d, cuconv (seed 004): NCHW input, filters re-laid out on the host as [M][R][S][C] so the
  * C-long depth row of one tap is contiguous.  T = float or double.  Stride / padding / dilation
  * general; groups = 1.  Ghost (padding) cells contribute w*0 through the same multiply-add
- * (IEEE: an Inf weight on a ghost cell gives NaN, as the spec says); the listing skips them. */
+ * (IEEE: an Inf weight on a ghost cell gives NaN, as the spec says); the listing skips them.
+ *
+ * The int scalars come in one __constant buffer `prm` (NVIDIA's OpenCL charges a launch with more
+ * than two scalar arguments microseconds more).  The depth loops step their input pointer by one
+ * plane (H*W) per channel, the input being read only where the tap is inside the image (outside,
+ * the pointer stays put and the value is 0), and are unrolled (16 deep; the sum of partials 8)
+ * so that several loads are in flight; the sums keep their order (d = 0 .. C-1, k = 0 .. K-1). */
 #pragma OPENCL FP_CONTRACT OFF
 /* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
 #define T float
 #endif
+
+/* prm of scalar_prods and fused: C, H, W, M, R, S, Ho, Wo, sh, sw, ph, pw, dh, dw, has_bias */
+#define GEOMETRY                                                                        \
+    const int C = prm[0], H = prm[1], W = prm[2], M = prm[3], R = prm[4], S = prm[5];   \
+    const int Ho = prm[6], Wo = prm[7], sh = prm[8], sw = prm[9], ph = prm[10];          \
+    const int pw = prm[11], dh = prm[12], dw = prm[13], has_bias = prm[14];
 
 /* stage 1: for tap k = (fy, fx) (NDRange dim 2), image n and filter m (dim 1 = n*M + m) and
  * output pixel (dim 0): the C-long dot product of the input depth row and the filter's depth
@@ -14,22 +26,25 @@
  * written straight to the output, plus the bias. */
 __kernel void scalar_prods(__global const T * restrict x, __global const T * restrict f,
                            __global T * restrict dst, __global const T * restrict bias,
-                           const int C, const int H, const int W, const int M, const int R, const int S,
-                           const int Ho, const int Wo, const int sh, const int sw,
-                           const int ph, const int pw, const int dh, const int dw, const int has_bias)
+                           __constant const int * restrict prm)
 {
+    GEOMETRY
     const int pix = get_global_id(0), nm = get_global_id(1), k = get_global_id(2);
     if (pix >= Ho * Wo)
         return;
     const int n = nm / M, m = nm % M, fy = k / S, fx = k % S;
     const int oy = pix / Wo, ox = pix % Wo;
     const int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;
-    const int inside = (uint)iy < (uint)H && (uint)ix < (uint)W;
+    const bool inside = (uint)iy < (uint)H && (uint)ix < (uint)W;
     __global const T *frow = f + ((size_t)(m * R + fy) * S + fx) * C;
+    __global const T *xp = x + (inside ? ((size_t)n * C * H + iy) * W + ix : 0);
+    const size_t step = inside ? (size_t)H * W : 0;
     T sum = (T)0;
+#pragma unroll 16
     for (int d = 0; d < C; ++d) {
-        const T xv = inside ? x[(((size_t)n * C + d) * H + iy) * W + ix] : (T)0;
+        const T xv = inside ? *xp : (T)0;
         sum += xv * frow[d];
+        xp += step;
     }
 #ifdef DIRECT
     if (has_bias)
@@ -40,18 +55,24 @@ __kernel void scalar_prods(__global const T * restrict x, __global const T * res
 #endif
 }
 
-/* stage 2: out[n][m][pixel] = sum over k of partial[n][k][m][pixel] (k in order), plus bias */
+/* stage 2: out[n][m][pixel] = sum over k of partial[n][k][m][pixel] (k in order), plus bias;
+ * prm: M, K, HoWo, has_bias */
 __kernel void sum_partials(__global const T * restrict partial, __global T * restrict out,
-                           __global const T * restrict bias, const int M, const int K,
-                           const int HoWo, const int has_bias)
+                           __global const T * restrict bias, __constant const int * restrict prm)
 {
+    const int M = prm[0], K = prm[1], HoWo = prm[2], has_bias = prm[3];
     const int pix = get_global_id(0), nm = get_global_id(1);
     if (pix >= HoWo)
         return;
     const int n = nm / M, m = nm % M;
+    __global const T *pp = partial + ((size_t)n * K * M + m) * HoWo + pix;
+    const size_t step = (size_t)M * HoWo;
     T s = (T)0;
-    for (int k = 0; k < K; ++k)
-        s += partial[(((size_t)n * K + k) * M + m) * HoWo + pix];
+#pragma unroll 8                   /* K is R*S: 9 for 3x3 filters, one unrolled pass and one more */
+    for (int k = 0; k < K; ++k) {
+        s += *pp;
+        pp += step;
+    }
     if (has_bias)
         s += bias[m];
     out[(size_t)nm * HoWo + pix] = s;
@@ -60,34 +81,46 @@ __kernel void sum_partials(__global const T * restrict partial, __global T * res
 /* fused: a work-group handles filter m of image n (dim 1) for a run of output pixels (dim 0);
  * for each tap the C-long filter depth row is staged in __local memory by the whole group
  * (barrier), used, and the group waits (barrier) before the next tap overwrites it.  Items past
- * the last pixel stay for the barriers (the listing returns early: barrier divergence). */
+ * the last pixel stay for the barriers (the listing returns early: barrier divergence).
+ * CDEPTH: C at compile time (the Numba twin compiles its kernel per C too), else prm's C. */
 __kernel void fused(__global const T * restrict x, __global const T * restrict f,
                     __global T * restrict out, __global const T * restrict bias,
-                    const int C, const int H, const int W, const int M, const int R, const int S,
-                    const int Ho, const int Wo, const int sh, const int sw,
-                    const int ph, const int pw, const int dh, const int dw, const int has_bias,
-                    __local T *sf)
+                    __constant const int * restrict prm, __local T *sf)
 {
+    GEOMETRY
+#ifdef CDEPTH
+#define CD CDEPTH
+#else
+#define CD C
+#endif
     const int pix = get_global_id(0), nm = get_global_id(1);
     const int l = get_local_id(0), nl = get_local_size(0);
     const int n = nm / M, m = nm % M;
-    const int valid = pix < Ho * Wo;
+    const bool valid = pix < Ho * Wo;
     const int oy = valid ? pix / Wo : 0, ox = valid ? pix % Wo : 0;
+    const size_t HW = (size_t)H * W;
+    __global const T *xn = x + (size_t)n * CD * HW;
+    __global const T *frow = f + (size_t)m * R * S * CD;       /* depth row (m, 0, 0) */
     T acc = (T)0;
     for (int fy = 0; fy < R; ++fy) {
         for (int fx = 0; fx < S; ++fx) {
-            for (int d = l; d < C; d += nl)
-                sf[d] = f[((size_t)(m * R + fy) * S + fx) * C + d];
+            for (int d = l; d < CD; d += nl)
+                sf[d] = frow[d];
             barrier(CLK_LOCAL_MEM_FENCE);
             if (valid) {
                 const int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;
-                const int inside = (uint)iy < (uint)H && (uint)ix < (uint)W;
-                for (int d = 0; d < C; ++d) {
-                    const T xv = inside ? x[(((size_t)n * C + d) * H + iy) * W + ix] : (T)0;
+                const bool inside = (uint)iy < (uint)H && (uint)ix < (uint)W;
+                __global const T *xp = xn + (inside ? (size_t)iy * W + ix : 0);
+                const size_t step = inside ? HW : 0;
+#pragma unroll 16
+                for (int d = 0; d < CD; ++d) {
+                    const T xv = inside ? *xp : (T)0;
                     acc += xv * sf[d];
+                    xp += step;
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
+            frow += CD;
         }
     }
     if (valid) {

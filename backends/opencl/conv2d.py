@@ -1,6 +1,7 @@
 """conv2d on OpenCL (seed 004, cuconv): split (scalar_prods into a (R*S) x M x Ho x Wo partial
 buffer, then a sum kernel; 1x1 filters skip the sum) and fused (the filter's C-long depth row
-staged in __local memory per tap)."""
+staged in __local memory per tap).  The int scalars go in one ``__constant int`` buffer; fused
+is built per C (``-DCDEPTH``), as its Numba twin is compiled per C."""
 from __future__ import annotations
 
 import numpy as np
@@ -36,7 +37,19 @@ def _geometry(problem):
 def _ints(dims: tuple, has_bias: bool) -> list:
     """The kernels' int arguments from ``dims = (C, H, W, M, R, S, Ho, Wo, stride, pad, dilation)``."""
     C, H, W, M, R, S, Ho, Wo, st, pd, dl = dims
-    return [np.int32(v) for v in (C, H, W, M, R, S, Ho, Wo, st, st, pd, pd, dl, dl, has_bias)]
+    return [int(v) for v in (C, H, W, M, R, S, Ho, Wo, st, st, pd, pd, dl, dl, has_bias)]
+
+
+def _prm(values):
+    """The kernels' int scalars as one ``__constant int`` buffer (``prm`` in conv2d.cl): NVIDIA's
+    OpenCL charges a launch with more than two scalar arguments microseconds more."""
+    return oc.to_device(np.asarray(values, np.int32))
+
+
+def _fused_opts(dtype, c: int) -> tuple:
+    """fused's build options: the element type and C, a compile-time constant as in the Numba
+    twin (which compiles its kernel per C): the depth loop's trip count is then known."""
+    return type_opts(dtype) + (f"-DCDEPTH={int(c)}",)
 
 
 def _run_split(problem, out, wg=256):
@@ -50,31 +63,31 @@ def _run_split(problem, out, wg=256):
     gx = oc.roundup(Ho * Wo, wg)
     what = "conv2d/opencl/cuconv_split"
     if direct:
-        return oc.launch(sp, (gx, N * M, 1), (wg, 1, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb, *ints,
+        return oc.launch(sp, (gx, N * M, 1), (wg, 1, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb, _prm(ints),
                          out=out, what=what)
     q = oc.env().queue
     sm = oc.kernel(SRC, "sum_partials", type_opts(x.dtype), SRC_NAME)
     part = oc.scratch(N * K * M * Ho * Wo * x.dtype.itemsize)
     with oc.output(out) as ob, oc.diagnosed(what, SRC_NAME):
-        oc.timed(sp)(q, (gx, N * M, K), (wg, 1, 1), oc.to_device(x), oc.to_device(f), part, bb, *ints)
-        oc.timed(sm)(q, (gx, N * M), (wg, 1), part, ob, bb, *map(np.int32, (M, K, Ho * Wo, bias is not None)))
+        oc.timed(sp)(q, (gx, N * M, K), (wg, 1, 1), oc.to_device(x), oc.to_device(f), part, bb, _prm(ints))
+        oc.timed(sm)(q, (gx, N * M), (wg, 1), part, ob, bb, _prm((M, K, Ho * Wo, bias is not None)))
     return out
 
 
 def _run_fused(problem, out, wg=256):
     import pyopencl as cl
     x, f, bias, (N, C, H, W, M, R, S, Ho, Wo, st, pd, dl) = _geometry(problem)
-    k = oc.kernel(SRC, "fused", type_opts(x.dtype), SRC_NAME)
+    k = oc.kernel(SRC, "fused", _fused_opts(x.dtype, C), SRC_NAME)
     bb = oc.to_device(bias if bias is not None else np.zeros(1, x.dtype))
     return oc.launch(k, (oc.roundup(Ho * Wo, wg), N * M), (wg, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb,
-                     *_ints((C, H, W, M, R, S, Ho, Wo, st, pd, dl), bias is not None),
+                     _prm(_ints((C, H, W, M, R, S, Ho, Wo, st, pd, dl), bias is not None)),
                      cl.LocalMemory(C * x.dtype.itemsize), out=out, what="conv2d/opencl/cuconv_fused")
 
 
 def _constraint(kname):
     def constraint(problem, params):
         d = problem.dims
-        opts = type_opts(d["dtype"])
+        opts = type_opts(d["dtype"]) if kname == "scalar_prods" else _fused_opts(d["dtype"], d["c"])
         if kname == "scalar_prods" and d["r"] * d["s"] == 1:
             opts += ("-DDIRECT",)
         local = (params["wg"], 1, 1) if kname == "scalar_prods" else (params["wg"], 1)
