@@ -173,8 +173,8 @@ def test_opencl_timed_runs_reuse_allocations_rewritten_with_each_runs_data(pocl,
             got = _call(v, p)
         assert np.array_equal(got[1:-1, 1:-1], acc.expected), seed
         taken.append({k: b.int_ptr for k, b in pocl._reuse["used"].items()})
-    # image, weights and the output: kept allocations
-    assert sorted(k[1] for k in taken[0]) == ["in", "in", "out"] and taken[0] == taken[1] == taken[2]
+    # image, weights, the scalars' __constant buffer and the output: kept allocations
+    assert sorted(k[1] for k in taken[0]) == ["in", "in", "in", "out"] and taken[0] == taken[1] == taken[2]
     # the output is re-poisoned each run: elements the kernel does not write (the border) come back as poison
     poison = scratch_output(p, v.writes, v.output)
     assert np.array_equal(got[0], poison[0]) and np.array_equal(got[-1], poison[-1])
