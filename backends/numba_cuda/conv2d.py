@@ -39,7 +39,7 @@ def _split_kernels(dtype: str):
     cuda = kit.cuda()
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
-    U0, U1 = np.uint64(0), np.uint64(1)
+    U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(i) for i in range(9))
 
     # every subscript is a uint64 built from uint64 operands (numba gives a signed index a
     # negative-index wraparound: a 64-bit compare and select per subscript); the input index is
@@ -68,12 +68,31 @@ def _split_kernels(dtype: str):
             xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
         fe = fi + uint64(C)
         acc = DT(0)
-        while fi < fe:                                    # d = 0 .. C-1 (a uint64 loop: numba's
-            wv = f[fi]                                    # range() keeps a signed trip count)
-            xv = x[xi] if inside else DT(0)
-            acc += xv * wv
-            fi += U1
-            xi += uHW
+        # d = 0 .. C-1 in order (uint64 loops: numba's range() keeps a signed trip count), the
+        # inside test taken once, not per channel: behind it a load is predicated and issued just
+        # before its use; unpredicated, eight are issued before the first multiply-add
+        if inside:
+            while fi + U8 <= fe:
+                x0, x1, x2, x3 = x[xi], x[xi + uHW], x[xi + U2 * uHW], x[xi + U3 * uHW]
+                x4, x5, x6, x7 = x[xi + U4 * uHW], x[xi + U5 * uHW], x[xi + U6 * uHW], x[xi + U7 * uHW]
+                acc += x0 * f[fi]
+                acc += x1 * f[fi + U1]
+                acc += x2 * f[fi + U2]
+                acc += x3 * f[fi + U3]
+                acc += x4 * f[fi + U4]
+                acc += x5 * f[fi + U5]
+                acc += x6 * f[fi + U6]
+                acc += x7 * f[fi + U7]
+                fi += U8
+                xi += U8 * uHW
+            while fi < fe:
+                acc += x[xi] * f[fi]
+                fi += U1
+                xi += uHW
+        else:
+            while fi < fe:                                # ghost cells: w*0, as the spec
+                acc += DT(0) * f[fi]
+                fi += U1
         if direct:
             if has_bias:
                 acc += bias[um]
@@ -111,7 +130,8 @@ def _fused_kernel(C: int, dtype: str):
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     CC = C
-    U0, U1, UC = np.uint64(0), np.uint64(1), np.uint64(C)
+    U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(i) for i in range(9))
+    UC = np.uint64(C)
 
     # uint64 subscripts, as in _split_kernels
     @cuda.jit
@@ -143,15 +163,31 @@ def _fused_kernel(C: int, dtype: str):
                     iy = oy * sy - py + fy * dy
                     ix = ox * sx - px + fx * dx
                     inside = iy >= 0 and iy < H and ix >= 0 and ix < W
-                    xi = U0
-                    if inside:
-                        xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
                     d2 = U0
-                    while d2 < UC:
-                        xv = x[xi] if inside else DT(0)
-                        acc += xv * sf[d2]
-                        d2 += U1
-                        xi += uHW
+                    if inside:      # the test once a tap, eight loads ahead (as in the split kernel)
+                        xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
+                        while d2 + U8 <= UC:
+                            x0, x1, x2, x3 = x[xi], x[xi + uHW], x[xi + U2 * uHW], x[xi + U3 * uHW]
+                            x4, x5, x6, x7 = (x[xi + U4 * uHW], x[xi + U5 * uHW], x[xi + U6 * uHW],
+                                              x[xi + U7 * uHW])
+                            acc += x0 * sf[d2]
+                            acc += x1 * sf[d2 + U1]
+                            acc += x2 * sf[d2 + U2]
+                            acc += x3 * sf[d2 + U3]
+                            acc += x4 * sf[d2 + U4]
+                            acc += x5 * sf[d2 + U5]
+                            acc += x6 * sf[d2 + U6]
+                            acc += x7 * sf[d2 + U7]
+                            d2 += U8
+                            xi += U8 * uHW
+                        while d2 < UC:
+                            acc += x[xi] * sf[d2]
+                            d2 += U1
+                            xi += uHW
+                    else:
+                        while d2 < UC:                   # ghost cells: w*0, as the spec
+                            acc += DT(0) * sf[d2]
+                            d2 += U1
                 cuda.syncthreads()
                 frow += UC
                 fx += 1

@@ -4,15 +4,41 @@
  * (IEEE: an Inf weight on a ghost cell gives NaN, as the spec says); the listing skips them.
  *
  * The int scalars come in one __constant buffer `prm` (NVIDIA's OpenCL charges a launch with more
- * than two scalar arguments microseconds more).  The depth loops step their input pointer by one
- * plane (H*W) per channel, the input being read only where the tap is inside the image (outside,
- * the pointer stays put and the value is 0), and are unrolled (16 deep; the sum of partials 8)
- * so that several loads are in flight; the sums keep their order (d = 0 .. C-1, k = 0 .. K-1). */
+ * than two scalar arguments microseconds more).  The inside-the-image test is taken once a tap,
+ * not per channel, and the depth loops (DEPTH_DOT) issue eight loads before their eight
+ * multiply-adds; the sum of partials is unrolled 8 deep.  The sums keep their order
+ * (d = 0 .. C-1, k = 0 .. K-1). */
 #pragma OPENCL FP_CONTRACT OFF
 /* double: cl_khr_fp64 is enabled by the build's preamble (_build.FP64_PREAMBLE) */
 #ifndef T
 #define T float
 #endif
+
+/* acc += x[d*step] * w[d] for d = 0 .. n-1, in that order, eight loads of x issued before their
+ * eight multiply-adds (the Numba twin's loop, written the same way) */
+#define DEPTH_DOT(acc, xp0, step, w, n)                                                 \
+    {                                                                                   \
+        __global const T *xp_ = (xp0);                                                  \
+        const size_t st_ = (step);                                                      \
+        int d_ = 0;                                                                     \
+        for (; d_ + 8 <= (n); d_ += 8) {                                                \
+            const T x0 = xp_[0], x1 = xp_[st_], x2 = xp_[2 * st_], x3 = xp_[3 * st_];   \
+            const T x4 = xp_[4 * st_], x5 = xp_[5 * st_], x6 = xp_[6 * st_], x7 = xp_[7 * st_]; \
+            acc += x0 * w[d_];                                                          \
+            acc += x1 * w[d_ + 1];                                                      \
+            acc += x2 * w[d_ + 2];                                                      \
+            acc += x3 * w[d_ + 3];                                                      \
+            acc += x4 * w[d_ + 4];                                                      \
+            acc += x5 * w[d_ + 5];                                                      \
+            acc += x6 * w[d_ + 6];                                                      \
+            acc += x7 * w[d_ + 7];                                                      \
+            xp_ += 8 * st_;                                                             \
+        }                                                                               \
+        for (; d_ < (n); ++d_) {                                                        \
+            acc += *xp_ * w[d_];                                                        \
+            xp_ += st_;                                                                 \
+        }                                                                               \
+    }
 
 /* prm of scalar_prods and fused: C, H, W, M, R, S, Ho, Wo, sh, sw, ph, pw, dh, dw, has_bias */
 #define GEOMETRY                                                                        \
@@ -37,14 +63,12 @@ __kernel void scalar_prods(__global const T * restrict x, __global const T * res
     const int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;
     const bool inside = (uint)iy < (uint)H && (uint)ix < (uint)W;
     __global const T *frow = f + ((size_t)(m * R + fy) * S + fx) * C;
-    __global const T *xp = x + (inside ? ((size_t)n * C * H + iy) * W + ix : 0);
-    const size_t step = inside ? (size_t)H * W : 0;
     T sum = (T)0;
-#pragma unroll 16
-    for (int d = 0; d < C; ++d) {
-        const T xv = inside ? *xp : (T)0;
-        sum += xv * frow[d];
-        xp += step;
+    if (inside) {
+        DEPTH_DOT(sum, x + ((size_t)n * C * H + iy) * W + ix, (size_t)H * W, frow, C);
+    } else {
+        for (int d = 0; d < C; ++d)            /* ghost cells: w*0, as the spec */
+            sum += (T)0 * frow[d];
     }
 #ifdef DIRECT
     if (has_bias)
@@ -109,14 +133,11 @@ __kernel void fused(__global const T * restrict x, __global const T * restrict f
             barrier(CLK_LOCAL_MEM_FENCE);
             if (valid) {
                 const int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;
-                const bool inside = (uint)iy < (uint)H && (uint)ix < (uint)W;
-                __global const T *xp = xn + (inside ? (size_t)iy * W + ix : 0);
-                const size_t step = inside ? HW : 0;
-#pragma unroll 16
-                for (int d = 0; d < CD; ++d) {
-                    const T xv = inside ? *xp : (T)0;
-                    acc += xv * sf[d];
-                    xp += step;
+                if ((uint)iy < (uint)H && (uint)ix < (uint)W) {
+                    DEPTH_DOT(acc, xn + (size_t)iy * W + ix, HW, sf, CD);
+                } else {
+                    for (int d = 0; d < CD; ++d)   /* ghost cells: w*0, as the spec */
+                        acc += (T)0 * sf[d];
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
