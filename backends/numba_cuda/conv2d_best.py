@@ -92,7 +92,7 @@ def _compute(t: G.Tile) -> list:
     return L
 
 
-def _epilogue(t: G.Tile) -> list:
+def _epilogue(t: G.Tile, fused: bool = True) -> list:
     """Lines writing the micro-tile: the output (+ bias) when ``direct``, else this slice's partial
     ``part[z, m, q]``; then, when ``fused``, the last block of the tile to arrive sums the tile's
     partials in z order (+ bias) into the output (:func:`_fused`)."""
@@ -107,7 +107,7 @@ def _epilogue(t: G.Tile) -> list:
                   "            out[U(o + m * HoWo)] = v",
                   "        else:",
                   f"            part[U((z * M + m) * NQ + q)] = c{i}_{j}"]
-    return L + ["if fused:"] + ["    " + s for s in _fused(t)]
+    return L + (["if fused:"] + ["    " + s for s in _fused(t)] if fused else [])
 
 
 def _fused(t: G.Tile) -> list:
@@ -157,9 +157,12 @@ def _prologue(t: G.Tile, one: bool) -> list:
     return L + ["Mp = U(Mpad)", f"aS = U({t.threads // t.bm}) * Mp", f"k = kt0 * {t.bk}"]
 
 
-def source(t: G.Tile, one: bool = False) -> str:
+def source(t: G.Tile, one: bool = False, fused: bool = True) -> str:
     """The Python source of the GEMM kernel ``kern(a, x, ktab, part, out, bias, cnt, ...)`` of tile
-    ``t`` (``one``: the 1x1 path's loads, else the table gather)."""
+    ``t`` (``one``: the 1x1 path's loads, else the table gather; ``fused``: with the fused split-K
+    reduction, run where the ``fused`` argument is true; without it the kernel ignores that
+    argument, and the 8x8 micro-tile's 64 partial addresses no longer weigh on the registers of
+    the main loop)."""
     ind = lambda lines, n: ["    " * n + s for s in lines]  # noqa: E731
     body = _prologue(t, one) + _loads(t, one) + _stores(t, "0") + ["cuda.syncthreads()"]
     body += [f"c{i}_{j} = Z" for i in range(t.tm) for j in range(t.tn)]
@@ -175,18 +178,18 @@ def source(t: G.Tile, one: bool = False) -> str:
         loop = ["cur = t & 1", f"k = (kt0 + min(t + 1, nt - 1)) * {t.bk}"]
         loop += _loads(t, one) + _compute(t) + _stores(t, "(1 - cur)")
     loop += ["cuda.syncthreads()"]
-    body += ["for t in range(nt):"] + ind(loop, 1) + _epilogue(t)
+    body += ["for t in range(nt):"] + ind(loop, 1) + _epilogue(t, fused)
     return "\n".join([f"def kern({_ARGS}):"] + ind(body, 1)) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
-def _gemm(tile: str, dtype: str, one: bool, mode: str):
+def _gemm(tile: str, dtype: str, one: bool, fused: bool, mode: str):
     cuda = rc.cuda()
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
-    fname = f"<refconv conv2d_best {tile} {dtype}{' 1x1' if one else ''}>"
+    fname = f"<refconv conv2d_best {tile} {dtype}{' 1x1' if one else ''}{' fused' if fused else ''}>"
     t = G.TILES[tile]
-    return jit_source(cuda, source(t, one), fname, dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64),
+    return jit_source(cuda, source(t, one, fused), fname, dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64),
                       None if mode == "sim" else t.regs)
 
 
@@ -228,7 +231,7 @@ def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):
     d_b = cuda.to_device(bias)
     t = p.tile
     direct = p.split == 1
-    k = _gemm(t.name, dt.name, p.one, rc.mode())
+    k = _gemm(t.name, dt.name, p.one, p.fused, rc.mode())
     rc.launch(k[p.grid, (t.thx, t.thy)], cuda.to_device(a), cuda.to_device(x), cuda.to_device(ktab), d_part,
               d_out, d_b, d_cnt, *G.kernel_ints(g, p), has_bias, direct, p.fused)
     if not direct and not p.fused:
