@@ -34,12 +34,45 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": 
 
 
 @functools.lru_cache(maxsize=None)
+def _depth_dot():
+    """The device function ``acc + sum_d x[xi + d*step] * w[wi + d]``, d = 0 .. n-1 in order
+    (uint64 indices and loops: numba's ``range()`` keeps a signed trip count), eight loads of ``x``
+    issued before their eight multiply-adds (the OpenCL twin's ``DEPTH_DOT``)."""
+    from numba import uint64
+    U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(i) for i in range(1, 9))
+
+    @kit.cuda().jit(device=True)
+    def depth_dot(acc, x, xi, step, w, wi, n):
+        we = wi + uint64(n)
+        while wi + U8 <= we:
+            x0, x1, x2, x3 = x[xi], x[xi + step], x[xi + U2 * step], x[xi + U3 * step]
+            x4, x5, x6, x7 = x[xi + U4 * step], x[xi + U5 * step], x[xi + U6 * step], x[xi + U7 * step]
+            acc += x0 * w[wi]
+            acc += x1 * w[wi + U1]
+            acc += x2 * w[wi + U2]
+            acc += x3 * w[wi + U3]
+            acc += x4 * w[wi + U4]
+            acc += x5 * w[wi + U5]
+            acc += x6 * w[wi + U6]
+            acc += x7 * w[wi + U7]
+            wi += U8
+            xi += U8 * step
+        while wi < we:
+            acc += x[xi] * w[wi]
+            wi += U1
+            xi += step
+        return acc
+    return depth_dot
+
+
+@functools.lru_cache(maxsize=None)
 def _split_kernels(dtype: str):
     global cuda
     cuda = kit.cuda()
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
-    U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(i) for i in range(9))
+    U0, U1 = np.uint64(0), np.uint64(1)
+    depth_dot = _depth_dot()
 
     # every subscript is a uint64 built from uint64 operands (numba gives a signed index a
     # negative-index wraparound: a 64-bit compare and select per subscript); the input index is
@@ -68,27 +101,10 @@ def _split_kernels(dtype: str):
             xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
         fe = fi + uint64(C)
         acc = DT(0)
-        # d = 0 .. C-1 in order (uint64 loops: numba's range() keeps a signed trip count), the
-        # inside test taken once, not per channel: behind it a load is predicated and issued just
-        # before its use; unpredicated, eight are issued before the first multiply-add
+        # the inside test taken once, not per channel: behind it a load is predicated and issued
+        # just before its use
         if inside:
-            while fi + U8 <= fe:
-                x0, x1, x2, x3 = x[xi], x[xi + uHW], x[xi + U2 * uHW], x[xi + U3 * uHW]
-                x4, x5, x6, x7 = x[xi + U4 * uHW], x[xi + U5 * uHW], x[xi + U6 * uHW], x[xi + U7 * uHW]
-                acc += x0 * f[fi]
-                acc += x1 * f[fi + U1]
-                acc += x2 * f[fi + U2]
-                acc += x3 * f[fi + U3]
-                acc += x4 * f[fi + U4]
-                acc += x5 * f[fi + U5]
-                acc += x6 * f[fi + U6]
-                acc += x7 * f[fi + U7]
-                fi += U8
-                xi += U8 * uHW
-            while fi < fe:
-                acc += x[xi] * f[fi]
-                fi += U1
-                xi += uHW
+            acc = depth_dot(acc, x, xi, uHW, f, fi, C)
         else:
             while fi < fe:                                # ghost cells: w*0, as the spec
                 acc += DT(0) * f[fi]
@@ -130,8 +146,8 @@ def _fused_kernel(C: int, dtype: str):
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     CC = C
-    U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(i) for i in range(9))
-    UC = np.uint64(C)
+    U0, U1, UC = np.uint64(0), np.uint64(1), np.uint64(C)
+    depth_dot = _depth_dot()
 
     # uint64 subscripts, as in _split_kernels
     @cuda.jit
@@ -164,26 +180,9 @@ def _fused_kernel(C: int, dtype: str):
                     ix = ox * sx - px + fx * dx
                     inside = iy >= 0 and iy < H and ix >= 0 and ix < W
                     d2 = U0
-                    if inside:      # the test once a tap, eight loads ahead (as in the split kernel)
+                    if inside:      # the test once a tap, as in the split kernel
                         xi = uint64(xoff) + uint64(iy) * uW + uint64(ix)
-                        while d2 + U8 <= UC:
-                            x0, x1, x2, x3 = x[xi], x[xi + uHW], x[xi + U2 * uHW], x[xi + U3 * uHW]
-                            x4, x5, x6, x7 = (x[xi + U4 * uHW], x[xi + U5 * uHW], x[xi + U6 * uHW],
-                                              x[xi + U7 * uHW])
-                            acc += x0 * sf[d2]
-                            acc += x1 * sf[d2 + U1]
-                            acc += x2 * sf[d2 + U2]
-                            acc += x3 * sf[d2 + U3]
-                            acc += x4 * sf[d2 + U4]
-                            acc += x5 * sf[d2 + U5]
-                            acc += x6 * sf[d2 + U6]
-                            acc += x7 * sf[d2 + U7]
-                            d2 += U8
-                            xi += U8 * uHW
-                        while d2 < UC:
-                            acc += x[xi] * sf[d2]
-                            d2 += U1
-                            xi += uHW
+                        acc = depth_dot(acc, x, xi, uHW, sf, U0, CC)
                     else:
                         while d2 < UC:                   # ghost cells: w*0, as the spec
                             acc += DT(0) * sf[d2]
