@@ -15,11 +15,10 @@ pytest_plugins = ["pytester"]
 
 # pytest-xdist's workers inherit COLUMNS=80 / LINES=24 (execnet's default terminal); without
 # xdist, GNU readline, which pytest's capture imports before the conftests load
-# (`_readline_workaround`), puts them in the C environment, where os.environ does not see them but
-# every subprocess inherits them.  A `refconv` subprocess
-# a test starts would then print 80-column tables (ids kept, other columns left out); without them
-# it prints at 200 columns when not on a terminal, as for a user's pipe.  A test that wants a
-# width sets COLUMNS itself.
+# (`_readline_workaround`), puts them in the C environment, where os.environ does not see them
+# but every subprocess inherits them.  A `refconv` subprocess a test starts would then print
+# 80-column tables (ids kept, other columns left out); without them it prints at 200 columns when
+# not on a terminal, as for a user's pipe.  A test that wants a width sets COLUMNS itself.
 for _var in ("COLUMNS", "LINES"):
     os.environ.pop(_var, None)
     os.unsetenv(_var)

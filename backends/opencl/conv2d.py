@@ -40,12 +40,6 @@ def _ints(dims: tuple, has_bias: bool) -> list:
     return [int(v) for v in (C, H, W, M, R, S, Ho, Wo, st, st, pd, pd, dl, dl, has_bias)]
 
 
-def _prm(values):
-    """The kernels' int scalars as one ``__constant int`` buffer (``prm`` in conv2d.cl): NVIDIA's
-    OpenCL charges a launch with more than two scalar arguments microseconds more."""
-    return oc.to_device(np.asarray(values, np.int32))
-
-
 def _fused_opts(dtype, c: int) -> tuple:
     """fused's build options: the element type and C, a compile-time constant as in the Numba
     twin (which compiles its kernel per C): the depth loop's trip count is then known."""
@@ -63,14 +57,15 @@ def _run_split(problem, out, wg=256):
     gx = oc.roundup(Ho * Wo, wg)
     what = "conv2d/opencl/cuconv_split"
     if direct:
-        return oc.launch(sp, (gx, N * M, 1), (wg, 1, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb, _prm(ints),
-                         out=out, what=what)
+        return oc.launch(sp, (gx, N * M, 1), (wg, 1, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb,
+                         oc.int_constants(ints), out=out, what=what)
     q = oc.env().queue
     sm = oc.kernel(SRC, "sum_partials", type_opts(x.dtype), SRC_NAME)
     part = oc.scratch(N * K * M * Ho * Wo * x.dtype.itemsize)
     with oc.output(out) as ob, oc.diagnosed(what, SRC_NAME):
-        oc.timed(sp)(q, (gx, N * M, K), (wg, 1, 1), oc.to_device(x), oc.to_device(f), part, bb, _prm(ints))
-        oc.timed(sm)(q, (gx, N * M), (wg, 1), part, ob, bb, _prm((M, K, Ho * Wo, bias is not None)))
+        oc.timed(sp)(q, (gx, N * M, K), (wg, 1, 1), oc.to_device(x), oc.to_device(f), part, bb,
+                     oc.int_constants(ints))
+        oc.timed(sm)(q, (gx, N * M), (wg, 1), part, ob, bb, oc.int_constants((M, K, Ho * Wo, bias is not None)))
     return out
 
 
@@ -80,7 +75,7 @@ def _run_fused(problem, out, wg=256):
     k = oc.kernel(SRC, "fused", _fused_opts(x.dtype, C), SRC_NAME)
     bb = oc.to_device(bias if bias is not None else np.zeros(1, x.dtype))
     return oc.launch(k, (oc.roundup(Ho * Wo, wg), N * M), (wg, 1), oc.to_device(x), oc.to_device(f), oc.OUT, bb,
-                     _prm(_ints((C, H, W, M, R, S, Ho, Wo, st, pd, dl), bias is not None)),
+                     oc.int_constants(_ints((C, H, W, M, R, S, Ho, Wo, st, pd, dl), bias is not None)),
                      cl.LocalMemory(C * x.dtype.itemsize), out=out, what="conv2d/opencl/cuconv_fused")
 
 

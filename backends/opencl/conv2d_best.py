@@ -42,13 +42,10 @@ def options(dtype, t: G.Tile, one: bool = False) -> tuple:
 
 
 def _scalars(values):
-    """The kernels' int scalars as one ``__constant int`` buffer: ``gemm`` takes
-    ``G.kernel_ints`` then ``has_bias`` and ``direct``; ``reduce_split`` (M, NQ, HoWo, split,
-    has_bias).  NVIDIA's OpenCL charged a launch with more than two scalar arguments a few
-    microseconds more inside its profiling interval, on one work-item as on gemm's grid (an H100,
-    lab/probes/gpu_opencl_launch_probe.py; one buffer and a __constant int[16] cost what one buffer
-    and 2 ints did)."""
-    return oc.to_device(np.asarray(values, np.int32))
+    """The kernels' int scalars as one ``__constant int`` buffer (:func:`refconv.opencl.int_constants`):
+    ``gemm`` takes ``G.kernel_ints`` then ``has_bias`` and ``direct``; ``reduce_split`` (M, NQ, HoWo,
+    split, has_bias)."""
+    return oc.int_constants(values)
 
 
 def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):

@@ -70,7 +70,7 @@ def _make_3x3(mem: str, cf: int, vec: bool, available) -> Variant:
         k = oc.kernel(SRC_3X3, "filter2d_3x3", _opts_3x3(mem, cf, vec, wg_x, wg_y), SRC_3X3_NAME)
         gx = oc.roundup(-(-W // cf), wg_x)
         gy = oc.roundup(H, wg_y)
-        prm = oc.to_device(np.array([H, W, shift, sat], np.int32))     # the scalars: one __constant buffer
+        prm = oc.int_constants((H, W, shift, sat))
         args = [oc.to_device(img), oc.to_device(w), oc.OUT, prm]
         if mem == "SM":
             args += [cl.LocalMemory((wg_x * cf + 2) * (wg_y + 2)), cl.LocalMemory(9 * 4)]

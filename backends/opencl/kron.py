@@ -66,7 +66,7 @@ def _sizes(n, p, q):
     profiling interval, where a buffer costs nothing extra (lab/probes/gpu_opencl_launch_probe.py);
     block_launches pays that on each of its m*n launches and streamed on each row block, while
     the Numba twin's CUDA launches never do."""
-    return oc.to_device(np.asarray((n, p, q), np.int32))
+    return oc.int_constants((n, p, q))
 
 
 #: rows of C per work-item in ``rows`` (single_launch, streamed): the column's division is paid

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from refconv.timing import BenchHooks
 from refconv.variant import KIT_FIELDS_ATTR, BackendOption
 
@@ -46,8 +48,8 @@ __all__ = [
     "TARGETS", "CHOICES", "OPTION", "BENCH", "ENV_PREFIXES", "backend_fields", "configure", "using", "target", "available",
     "describe", "target_info", "platforms", "device", "has_fp64", "has_subgroups", "require_fp64", "Env", "env",
     "OpenCLUnavailable", "OpenCLBuildError", "FP64_PREAMBLE", "program", "kernel", "check_local", "fits_memory",
-    "roundup", "to_device", "scratch", "output", "OUT", "launch", "diagnosed", "timed", "diagnostics",
-    "parse_oclgrind", "OclgrindCannotRun", "package_source",
+    "roundup", "to_device", "int_constants", "scratch", "output", "OUT", "launch", "diagnosed", "timed",
+    "diagnostics", "parse_oclgrind", "OclgrindCannotRun", "package_source",
 ]
 
 #: the ``--opencl`` option (``REFCONV_OPENCL``; the pytest plugin's ``--refconv-opencl``).  The
@@ -144,6 +146,13 @@ def to_device(a):
     allocations (NVIDIA's OpenCL charges a fresh buffer's first use to the kernel's interval;
     ``_bench.REUSE_BUFFERS``)."""
     return input_buffer(env(), a)
+
+
+def int_constants(values):
+    """``values`` (ints) as one read-only int32 device buffer, for a kernel's ``__constant int``
+    scalars: NVIDIA's OpenCL charges a launch with more than two scalar (by-value) arguments a few
+    microseconds more, where a buffer costs nothing extra (docs/performance.md)."""
+    return to_device(np.asarray(values, np.int32))
 
 
 def scratch(nbytes: int):
