@@ -46,7 +46,7 @@ REDUCE_THREADS = 256
 SIM_MAX_WORK = 250_000
 
 _ARGS = ("a, x, ktab, part, out, bias, cnt, M, NQ, HoWo, Wo, H, W, CHW, sy, sx, py, px, Mpad, Kpad, "
-         "kt_per, KT, K, has_bias, direct, fused")
+         "kt_per, KT, K, has_bias, direct")
 
 
 # ----------------------------------------------------------------------------- code generation
@@ -92,10 +92,10 @@ def _compute(t: G.Tile) -> list:
     return L
 
 
-def _epilogue(t: G.Tile, fused: bool = True) -> list:
+def _epilogue(t: G.Tile, fused: bool) -> list:
     """Lines writing the micro-tile: the output (+ bias) when ``direct``, else this slice's partial
-    ``part[z, m, q]``; then, when ``fused``, the last block of the tile to arrive sums the tile's
-    partials in z order (+ bias) into the output (:func:`_fused`)."""
+    ``part[z, m, q]``; then, in a ``fused`` build, the last block of the tile to arrive sums the
+    tile's partials in z order (+ bias) into the output (:func:`_fused`)."""
     L = ["z = cuda.blockIdx.z"]
     for j in range(t.tn):
         L += [f"q = q0 + tx + {j * t.thx}", "if q < NQ:",
@@ -107,7 +107,7 @@ def _epilogue(t: G.Tile, fused: bool = True) -> list:
                   "            out[U(o + m * HoWo)] = v",
                   "        else:",
                   f"            part[U((z * M + m) * NQ + q)] = c{i}_{j}"]
-    return L + (["if fused:"] + ["    " + s for s in _fused(t)] if fused else [])
+    return L + (_fused(t) if fused else [])
 
 
 def _fused(t: G.Tile) -> list:
@@ -157,12 +157,11 @@ def _prologue(t: G.Tile, one: bool) -> list:
     return L + ["Mp = U(Mpad)", f"aS = U({t.threads // t.bm}) * Mp", f"k = kt0 * {t.bk}"]
 
 
-def source(t: G.Tile, one: bool = False, fused: bool = True) -> str:
+def source(t: G.Tile, one: bool = False, fused: bool = False) -> str:
     """The Python source of the GEMM kernel ``kern(a, x, ktab, part, out, bias, cnt, ...)`` of tile
     ``t`` (``one``: the 1x1 path's loads, else the table gather; ``fused``: with the fused split-K
-    reduction, run where the ``fused`` argument is true; without it the kernel ignores that
-    argument, and the 8x8 micro-tile's 64 partial addresses no longer weigh on the registers of
-    the main loop)."""
+    reduction, a build of its own, so that the 8x8 micro-tile's 64 partial addresses do not weigh
+    on the registers of the other builds' main loop)."""
     ind = lambda lines, n: ["    " * n + s for s in lines]  # noqa: E731
     body = _prologue(t, one) + _loads(t, one) + _stores(t, "0") + ["cuda.syncthreads()"]
     body += [f"c{i}_{j} = Z" for i in range(t.tm) for j in range(t.tn)]
@@ -189,8 +188,8 @@ def _gemm(tile: str, dtype: str, one: bool, fused: bool, mode: str):
     DT = float32 if dtype == "float32" else float64
     fname = f"<refconv conv2d_best {tile} {dtype}{' 1x1' if one else ''}{' fused' if fused else ''}>"
     t = G.TILES[tile]
-    return jit_source(cuda, source(t, one, fused), fname, dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64),
-                      None if mode == "sim" else t.regs)
+    ns = dict(cuda=cuda, DT=DT, Z=np.dtype(dtype).type(0), min=min, U=uint64)
+    return jit_source(cuda, source(t, one, fused), fname, ns, None if mode == "sim" else t.regs)
 
 
 #: the split-K reduction: out[n, m, pixel] = sum_z part[z, m, q] (z in order) + bias[m], q = n*HoWo + pixel
@@ -233,7 +232,7 @@ def run(problem, out, tile="auto", split="auto", path="auto", reduce="auto"):
     direct = p.split == 1
     k = _gemm(t.name, dt.name, p.one, p.fused, rc.mode())
     rc.launch(k[p.grid, (t.thx, t.thy)], cuda.to_device(a), cuda.to_device(x), cuda.to_device(ktab), d_part,
-              d_out, d_b, d_cnt, *G.kernel_ints(g, p), has_bias, direct, p.fused)
+              d_out, d_b, d_cnt, *G.kernel_ints(g, p), has_bias, direct)
     if not direct and not p.fused:
         rc.launch(_reduce(rc.mode())[rc.cdiv(g.M * g.NQ, REDUCE_THREADS), REDUCE_THREADS],
                   d_part, d_b, d_out, g.M, g.NQ, g.Ho * g.Wo, p.split, has_bias)
