@@ -44,7 +44,7 @@ from refconv import Param, Range, Variant
 from refconv.tooling import cuda as kit
 from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
-from .filter2d_best import jit_source
+from .filter2d_best import _ptx_intrinsic, jit_source
 
 ORIGIN = "seeds/000_4bc22224e0c2d458.txt"
 _SECTIONS = {"GM": "§2.4.1 Algoritma 1 (temel çekirdek)", "CM": "§2.4.2 sabit bellek",
@@ -213,23 +213,9 @@ def source(mem: str, cf: int, vec: bool, bx: int, by: int, sim: bool = False) ->
 
 
 def _sar32_sim(a, s):
-    """:func:`_sar32` under the simulator."""
+    """The int32 arithmetic shift ``a >> s`` under the simulator (on a GPU one ``shr.s32``:
+    numba widens ``int32 >> int32`` to 64 bits, two instructions an output)."""
     return np.int32(np.int32(a) >> np.int32(s))
-
-
-@functools.lru_cache(maxsize=None)
-def _sar32():
-    """``sar32(a, s)``: the int32 arithmetic shift ``a >> s`` (``0 <= s < 32``) as one 32-bit
-    instruction; numba widens ``int32 >> int32`` to 64 bits (two instructions an output)."""
-    from numba import types
-    from numba.cuda.extending import intrinsic
-
-    @intrinsic
-    def sar32(typingctx, a, s):
-        def codegen(context, builder, signature, args):
-            return builder.ashr(*args)
-        return types.int32(types.int32, types.int32), codegen
-    return sar32
 
 
 @functools.lru_cache(maxsize=None)
@@ -240,7 +226,7 @@ def _kernel(mem: str, cf: int, vec: bool, bx: int, by: int, wkey: bytes | None, 
     else:
         from numba import float32, int32, uint8, uint16, uint32, uint64
     fmul, fadd, f2i, _, _ = kit.float_ops()
-    sar32 = _sar32_sim if mode == "sim" else _sar32()
+    sar32 = _sar32_sim if mode == "sim" else _ptx_intrinsic("shr.s32 $0, $1, $2;", 2)
     src = source(mem, cf, vec, bx, by, mode == "sim")
     WC = (np.frombuffer(wkey, np.float32).copy() if wkey is not None else np.zeros(9, np.float32))
     ns = dict(cuda=cuda, float32=float32, int32=int32, uint8=uint8, uint16=uint16, uint32=uint32,
