@@ -16,6 +16,7 @@ with an argument, also writes the rows as JSON there and a Markdown table beside
     python lab/sweeps/gpu_conv_best_sweep.py deep.json --alts deep --preset 'cuconv-T3-*'            # deep-K tiles
     python lab/sweeps/gpu_conv_best_sweep.py shapes.json --alts shapes --preset 'cuconv-T3-*'        # block shapes
     python lab/sweeps/gpu_conv_best_sweep.py cand.json --alts candidates --preset 'cuconv-E[234]'    # capped / deep tiles
+    python lab/sweeps/gpu_conv_best_sweep.py e4.json --preset cuconv-E4 --alt tile=128x128k16r128,split=4   # named rows
 """
 from __future__ import annotations
 
@@ -86,6 +87,12 @@ def _full(params: dict) -> dict:
     return {"tile": "auto", "split": "auto", "path": "auto", "reduce": "auto", **params}
 
 
+def _alt(text: str) -> dict:
+    """``--alt`` ``k=v,...`` as launch parameters (integers where the value is one)."""
+    kv = dict(item.split("=", 1) for item in text.split(","))
+    return {k: int(v) if v.isdigit() else v for k, v in kv.items()}
+
+
 def _args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?")
@@ -94,6 +101,9 @@ def _args():
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--alts", choices=("all", "deep", "shapes", "candidates"), default="all",
                     help="the launch parameters tried: all (alternatives()), deep (deep_alternatives()) or shapes (shape_alternatives())")
+    ap.add_argument("--alt", action="append", metavar="K=V,...",
+                    help="launch parameters to time instead of --alts (e.g. tile=128x128k16r128,split=4); repeatable; "
+                         "the defaults row is always first")
     return ap.parse_args()
 
 
@@ -136,7 +146,8 @@ def main():
         g = G.geometry(problem)
         for b in backends:
             seen = set()
-            for params in {"deep": deep_alternatives, "shapes": shape_alternatives, "candidates": candidate_alternatives}.get(a.alts, alternatives)(g):
+            chosen = [{}] + [_alt(alt) for alt in a.alt] if a.alt else None
+            for params in chosen or {"deep": deep_alternatives, "shapes": shape_alternatives, "candidates": candidate_alternatives}.get(a.alts, alternatives)(g):
                 p = _full(params)
                 plan = G.describe(G.plan(g, p["tile"], p["split"], 4, p["path"], p["reduce"]))
                 if plan in seen:             # the same launch as an earlier row (e.g. split=1 chosen anyway)
