@@ -11,8 +11,11 @@ The gather uses a K-long table (``ktab``: ``c*H*W + r*dy*W + s*dx``, ``r*dy``, `
 rows past K point outside the image) so the kernels divide nothing per element.
 
 A block computes a ``BM x BN`` tile of ``out[m, q]``; its ``(BM/TM) x (BN/TN)`` threads each hold a
-``TM x TN`` micro-tile in registers: rows ``ty*TM + i`` (a broadcast read of A), columns
-``tx + j*(BN/TN)`` (a bank-conflict-free read of B, coalesced stores).  K is walked in ``BK``-deep
+``TM x TN`` micro-tile in registers: rows ``ty*TM + i`` (a broadcast read of A, ``TM``
+consecutive elements: one 16-byte shared load per four), columns in groups of ``G``
+(:attr:`Tile.cg`, 4 where ``TN`` allows) consecutive ones, ``tx*G + (j//G)*(BN/TN)*G + j%G``
+(:meth:`Tile.col`): a group is one 16-byte shared load of B (conflict-free: a warp's threads read
+consecutive 16-byte pieces), and the stores of a row of the micro-tile cover whole sectors.  K is walked in ``BK``-deep
 slices staged in two shared buffers (the next slice is loaded into registers while the current
 one is used: one barrier a slice).  Split-K: ``split`` slices of the K range, blockIdx.z, each
 writing a partial ``[split][M][NQ]`` buffer, then a reduction kernel adds the partials in order,
@@ -66,6 +69,17 @@ class Tile:
     @property
     def thy(self) -> int:   # threads along m (rows)
         return self.bm // self.tm
+
+    @property
+    def cg(self) -> int:
+        """The micro-tile's column group: ``G`` consecutive columns a thread holds together (4
+        where ``TN`` is a multiple of 4, else ``TN``), read from shared memory in one vector load."""
+        return 4 if self.tn % 4 == 0 else self.tn
+
+    def col(self, j: int) -> int:
+        """Micro-tile column ``j``'s offset from the thread's first column ``tx * cg``:
+        ``(j // cg) * thx * cg + j % cg`` (the groups ``thx * cg`` columns apart)."""
+        return (j // self.cg) * self.thx * self.cg + j % self.cg
 
     @property
     def threads(self) -> int:

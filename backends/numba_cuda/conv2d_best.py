@@ -7,7 +7,8 @@ design: the cuconv kernels of seed 004 stay as the study describes them (``conv2
     B[k, q] = xpad[n, c, oy*sy + r*dy, ox*sx + s*dx]                        (gathered on the fly)
 
 A block of ``(BN/TN, BM/TM)`` threads computes a ``BM x BN`` tile of ``out[m, q]``, a thread a
-``TM x TN`` micro-tile held in registers (rows ``ty*TM + i``, columns ``tx + j*BN/TN``); K is
+``TM x TN`` micro-tile held in registers (rows ``ty*TM + i``, columns ``tx*G + col(j)``: groups of
+``G`` consecutive columns, :meth:`refconv.backends.conv2d_gemm.Tile.col`); K is
 walked in ``BK``-deep slices staged in two shared buffers, the next slice loaded into registers
 while the current one is used (one barrier a slice).  ``split > 1``: blockIdx.z takes one of
 ``split`` ranges of K and writes a partial ``[split][M][N*Ho*Wo]`` buffer that a second kernel
@@ -84,10 +85,10 @@ def _stores(t: G.Tile, buf: str) -> list:
 
 def _compute(t: G.Tile) -> list:
     """Lines of one k-tile's outer products from stage buffer ``cur`` (fully unrolled)."""
-    L = [f"sa = U(cur * {t.bk * t.bm} + ty * {t.tm})", f"sb = U(cur * {t.bk * t.bn} + tx)"]
+    L = [f"sa = U(cur * {t.bk * t.bm} + ty * {t.tm})", f"sb = U(cur * {t.bk * t.bn} + tx * {t.cg})"]
     for kk in range(t.bk):
         L += [f"a{i} = As[sa + U({kk * t.bm + i})]" for i in range(t.tm)]
-        L += [f"b{j} = Bs[sb + U({kk * t.bn + j * t.thx})]" for j in range(t.tn)]
+        L += [f"b{j} = Bs[sb + U({kk * t.bn + t.col(j)})]" for j in range(t.tn)]
         L += [f"c{i}_{j} += a{i} * b{j}" for i in range(t.tm) for j in range(t.tn)]
     return L
 
@@ -98,7 +99,7 @@ def _epilogue(t: G.Tile, fused: bool) -> list:
     tile's partials in z order (+ bias) into the output (:func:`_fused`)."""
     L = ["z = cuda.blockIdx.z"]
     for j in range(t.tn):
-        L += [f"q = q0 + tx + {j * t.thx}", "if q < NQ:",
+        L += [f"q = q0 + tx * {t.cg} + {t.col(j)}", "if q < NQ:",
               "    n = q // HoWo", "    o = q + n * (M - 1) * HoWo"]
         for i in range(t.tm):
             L += [f"    m = m0 + ty * {t.tm} + {i}", "    if m < M:",
@@ -124,7 +125,7 @@ def _fused(t: G.Tile) -> list:
          "cuda.syncthreads()", "if As[0] == cuda.gridDim.z - 1:", "    cuda.threadfence()",
          "    SZ = U(cuda.gridDim.z)", "    MNQ = U(M * NQ)"]
     for j in range(t.tn):
-        L += [f"    qf{j} = q0 + tx + {j * t.thx}"]
+        L += [f"    qf{j} = q0 + tx * {t.cg} + {t.col(j)}"]
         L += [f"    e{i}_{j} = U((m0 + ty * {t.tm} + {i}) * NQ + qf{j}) if qf{j} < NQ and m0 + ty * {t.tm} + {i} < M "
               f"else U(0)" for i in range(t.tm)]
     L += [f"    c{i}_{j} = part[e{i}_{j}]" for i in range(t.tm) for j in range(t.tn)]

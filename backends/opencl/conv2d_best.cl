@@ -6,7 +6,9 @@
  *   ktab[3][Kpad] = (c*H*W + r*dy*W + s*dx, r*dy, s*dx); rows past K lie far above the image.
  *
  * A work-group of (BN/TN) x (BM/TM) items computes a BM x BN tile of out[m, q], an item a TM x TN
- * micro-tile in registers (rows ty*TM + i, columns tx + j*BN/TN).  K is walked in BK-deep slices
+ * micro-tile in registers (rows ty*TM + i, columns tx*CG + COL(j): groups of CG consecutive columns,
+ * CG = 4 where TN allows, the groups THX*CG apart; conv2d_gemm.Tile.col), so that a group of B and
+ * four rows of A are one 16-byte __local load each.  K is walked in BK-deep slices
  * staged in two __local buffers, the next slice loaded into registers while the current one is
  * used: one barrier a slice.  Split-K: group dim 2 takes one of the K ranges and writes
  * part[z][M][NQ] (direct = 0); reduce_split sums them in order and adds the bias.  Padding cells
@@ -29,6 +31,14 @@
 #define NB (BK * BN / NT)
 #define SA (NT / BM)
 #define SB (NT / BN)
+#define CG (TN % 4 == 0 ? 4 : TN)
+#define COL(j) (((j) / CG) * THX * CG + (j) % CG)
+#define V4_(t) t##4
+#define V4(t) V4_(t)
+/* r[o..o+3] = the four __local elements at p, one vector load (p is 4-element aligned: the stage
+ * buffers are 32-byte aligned, the offsets multiples of 4) */
+#define LDS4(r, o, p) { const V4(T) v4_ = *(__local const V4(T) *)(p); \
+                        r[(o)] = v4_.s0; r[(o) + 1] = v4_.s1; r[(o) + 2] = v4_.s2; r[(o) + 3] = v4_.s3; }
 #ifndef ONE
 #define ONE 0
 #endif
@@ -80,8 +90,8 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
     const int M = prm[0], NQ = prm[1], HoWo = prm[2], Wo = prm[3], H = prm[4], W = prm[5], CHW = prm[6];
     const int sy = prm[7], sx = prm[8], py = prm[9], px = prm[10], Mpad = prm[11], Kpad = prm[12];
     const int kt_per = prm[13], KT = prm[14], K = prm[15], has_bias = prm[16], direct = prm[17];
-    __local T As[2][BK * BM];
-    __local T Bs[2][BK * BN];
+    __local T As[2][BK * BM] __attribute__((aligned(32)));
+    __local T Bs[2][BK * BN] __attribute__((aligned(32)));
     const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * THX + tx;
     const int q0 = get_group_id(0) * BN, m0 = get_group_id(1) * BM, z = get_group_id(2);
     const int kt0 = z * kt_per, nt = min(kt_per, KT - kt0);
@@ -113,12 +123,24 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             T av[TM], bv[TN];
+#if TM % 4 == 0
+#pragma unroll
+            for (int h = 0; h < TM; h += 4)
+                LDS4(av, h, &As[cur][kk * BM + ty * TM + h]);
+#else
 #pragma unroll
             for (int i = 0; i < TM; ++i)
                 av[i] = As[cur][kk * BM + ty * TM + i];
+#endif
+#if CG == 4
+#pragma unroll
+            for (int j = 0; j < TN; j += 4)
+                LDS4(bv, j, &Bs[cur][kk * BN + tx * CG + COL(j)]);
+#else
 #pragma unroll
             for (int j = 0; j < TN; ++j)
-                bv[j] = Bs[cur][kk * BN + tx + j * THX];
+                bv[j] = Bs[cur][kk * BN + tx * CG + COL(j)];
+#endif
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -131,7 +153,7 @@ void gemm(__global const T * restrict a, __global const T * restrict x, __global
     }
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
-        const int q = q0 + tx + j * THX;
+        const int q = q0 + tx * CG + COL(j);
         if (q < NQ) {
             const int n = q / HoWo;
             const long o = q + (long)n * (M - 1) * HoWo;
