@@ -11,7 +11,7 @@ and the body of its innermost loop (from a backward branch's target to the branc
 with a variant's per-iteration outputs gives instructions an output without a GPU; ``ptxas -v``'s
 register count follows the count.
 
-usage: [SASS=1 [SASS_DUMP=FILE] [MAXRREG=N]] [PARAMS='k=v ...'] python lab/probes/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
+usage: [PTX_DUMP=FILE] [SASS=1 [SASS_DUMP=FILE] [MAXRREG=N]] [PARAMS='k=v ...'] python lab/probes/ptx_census.py VARIANT_ID[=PROBLEM] ...   (default problem: the op's dev size)
 """
 import collections
 import os
@@ -141,6 +141,9 @@ for arg in sys.argv[1:]:
             continue
         seen.add(key)
         ptx, _ = cuda.compile_ptx(disp.py_func, argtypes, cc=CC)
+        if os.environ.get("PTX_DUMP"):       # keep the PTX: PTX_DUMP=FILE (appended)
+            with open(os.environ["PTX_DUMP"], "a") as f:
+                f.write(ptx)
         body = ptx[ptx.index(".entry"):]
         ops = [m.group(1) for m in re.finditer(r"^\s+(?:@!?%p\d+\s+)?([a-z][\w.:]*)\s", body, re.M)
                if not m.group(1).startswith((".reg", ".param", ".loc", ".local", ".shared"))]
