@@ -162,12 +162,13 @@ __kernel void smem_rows2(ARGS, __local float *t)
 }
 
 /* texture path + unrolling: the image is an OpenCL image2d_t (CL_R or CL_RGBA, UNSIGNED_INT8)
- * read through a sampler (the paper's 1-D texture), every tap written out. */
-__constant sampler_t SMP = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;
-
+ * read through the image object (the paper's 1-D texture), every tap written out.  The reads are
+ * sampler-less (OpenCL 1.2 read_imageui(image, int2): integer coordinates, no filtering): every
+ * coordinate lies inside the image (only interior outputs are computed), so a sampler's
+ * addressing mode never applies. */
 inline float tex_gray(read_only image2d_t im, int r, int c)
 {
-    const uint4 v = read_imageui(im, SMP, (int2)(c, r));
+    const uint4 v = read_imageui(im, (int2)(c, r));
 #if CH == 0
     return (float)v.x;
 #else

@@ -98,5 +98,5 @@ def variants():
               "wg_x-2 columns per group, last two columns' results discarded", available,
               params=(Param("wg_x", (3, 4, 8, 16, 32, 64, 128, 256), 64),)),
         _make("unrolled", "texture + unrolling: the image read through an OpenCL image2d_t (CL_R / CL_RGBA "
-              "UNSIGNED_INT8, clamp-to-edge nearest sampler), every tap written out", available, channels=(0, 4)),
+              "UNSIGNED_INT8, sampler-less integer-coordinate reads), every tap written out", available, channels=(0, 4)),
     ]
