@@ -10,6 +10,14 @@ if [ ! -d $SITE/refconv ]; then
   pip install -q --no-deps --no-build-isolation --target $SITE . >/dev/null 2>&1
 fi
 export PYTHONPATH=$SITE REFCONV_DATABASE=none
+# a fresh machine has at times come up without the carried wheels installed (numba_cuda then does
+# not load and `--cuda` is an unknown option): check, and install again loudly if so
+if ! env -C /tmp python -c "import greenlet, numpy, pyopencl, refconv" 2>/dev/null; then
+  echo "device_env: carried wheels missing from $SITE; installing again" >&2
+  ls -la .whl >&2
+  pip install --no-deps --target $SITE --upgrade .whl/*.whl >&2
+  pip install -q --no-deps --no-build-isolation --target $SITE --upgrade . >&2
+fi
 mkdir -p /tmp/icd; echo /usr/local/nvidia/lib64/libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/icd                # NVIDIA's OpenCL driver through the ICD loader
 R="env -C /tmp python -m refconv.cli"          # not from the checkout: its refconv/ would shadow the install
