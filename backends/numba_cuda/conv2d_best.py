@@ -116,8 +116,8 @@ def _fused(t: G.Tile) -> list:
     that counted last (``split - 1`` before it) fences and sums ``part[0..split-1, m, q]`` in z
     order, z the outer loop so that the micro-tile's TM*TN loads of one z are in flight together
     (an element outside the output reads element 0 and is not stored).  Thread 0 passes the
-    count to the block in ``As[0]``: every read of the stage buffers (the peeled last k-tile's)
-    ended at the barrier before that store, and a count below ``split`` (at most 32) is exact in either dtype, so the kernel's
+    count to the block in ``As[0]``: every read of the stage buffers (the gather's peeled last
+    k-tile's too) ended at the barrier before that store, and a count below ``split`` (at most 32) is exact in either dtype, so the kernel's
     shared memory stays :meth:`Tile.shared_bytes` (a flag array of its own took 4 bytes more:
     49,156 for a 48 KiB float64 tile)."""
     L = ["cuda.threadfence()", "cuda.syncthreads()", "if tid == 0:",
@@ -166,12 +166,24 @@ def source(t: G.Tile, one: bool = False, fused: bool = False) -> str:
     ind = lambda lines, n: ["    " * n + s for s in lines]  # noqa: E731
     body = _prologue(t, one) + _loads(t, one) + _stores(t, "0") + ["cuda.syncthreads()"]
     body += [f"c{i}_{j} = Z" for i in range(t.tm) for j in range(t.tn)]
-    # the last k-tile is peeled off the loop, so that every iteration loads the next k-tile
-    # without a branch: behind ``if t + 1 < nt`` LLVM merged the loads into the branch around the
-    # stores, after the multiply-adds, and every k-tile waited out its loads' latency
-    loop = ["cur = t & 1", f"k = (kt0 + t + 1) * {t.bk}"] + _loads(t, one) + _compute(t)
-    loop += _stores(t, "(1 - cur)") + ["cuda.syncthreads()"]
-    body += ["for t in range(nt - 1):"] + ind(loop, 1) + ["cur = (nt - 1) & 1"] + _compute(t) + _epilogue(t, fused)
+    if one:
+        # the 1x1 path keeps ``if t + 1 < nt`` around its loads and its stores; LLVM merges the two
+        # branches, after the multiply-adds.  Its slices are a few deep k-tiles, and on an H200
+        # the loads issued before the multiply-adds (the gather's form below) made cuconv
+        # T3-1x1-B slower (lab/runs/2026-11-29c-h200/)
+        loop = ["cur = t & 1", "if t + 1 < nt:", f"    k = (kt0 + t + 1) * {t.bk}"]
+        loop += ind(_loads(t, one), 1) + _compute(t) + ["if t + 1 < nt:"] + ind(_stores(t, "(1 - cur)"), 1)
+        loop += ["cuda.syncthreads()"]
+        body += ["for t in range(nt):"] + ind(loop, 1)
+    else:
+        # the gather's last k-tile is peeled off the loop, so that every iteration loads the next
+        # k-tile without a branch: behind ``if t + 1 < nt`` LLVM merged the loads into the branch
+        # around the stores, after the multiply-adds, and every k-tile waited out the table and
+        # gather latencies
+        loop = ["cur = t & 1", f"k = (kt0 + t + 1) * {t.bk}"] + _loads(t, one) + _compute(t)
+        loop += _stores(t, "(1 - cur)") + ["cuda.syncthreads()"]
+        body += ["for t in range(nt - 1):"] + ind(loop, 1) + ["cur = (nt - 1) & 1"] + _compute(t)
+    body += _epilogue(t, fused)
     return "\n".join([f"def kern({_ARGS}):"] + ind(body, 1)) + "\n"
 
 
