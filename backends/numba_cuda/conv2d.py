@@ -34,12 +34,65 @@ SUPPORTS = {"dtype": ("float32", "float64"), "n": Range(1), "c": Range(1), "h": 
 
 
 @functools.lru_cache(maxsize=None)
-def _depth_dot():
+def _depth_dot(ahead: bool = False):
     """The device function ``acc + sum_d x[xi + d*step] * w[wi + d]``, d = 0 .. n-1 in order
-    (uint64 indices and loops: numba's ``range()`` keeps a signed trip count), eight loads of ``x``
-    issued before their eight multiply-adds (the OpenCL twin's ``DEPTH_DOT``)."""
+    (uint64 indices and loops: numba's ``range()`` keeps a signed trip count), eight channels a
+    step, their eight loads of ``x`` and of ``w`` issued before their eight multiply-adds (the
+    OpenCL twin's ``DEPTH_DOT``).
+
+    ``ahead`` (the split kernel, whose depth row ``w`` is in global memory): each step first adds
+    the eight products whose operands the previous step loaded, then loads the next eight pairs,
+    so the loads of a step are in flight while the next one's multiply-adds wait for them.
+    Written as the twin's loop (loads, then their multiply-adds), NVVM sinks each load next to its
+    multiply-add in the PTX, and ptxas (sm_90) issues the sixteen loads in about three waves, each
+    behind a multiply-add that waits for the wave before: up to three memory latencies a step
+    instead of one.  Here all sixteen loads of a step are issued together after the step's
+    multiply-adds, whose operands are already in flight.  The products and their order are the
+    same either way; only the loads move.  The fused kernel, whose depth row is in shared memory
+    and whose ``n`` is a compile-time constant (the loop is unrolled), keeps the twin's form."""
     from numba import uint64
     U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(i) for i in range(1, 9))
+
+    if ahead:
+        @kit.cuda().jit(device=True)
+        def depth_dot_ahead(acc, x, xi, step, w, wi, n):
+            we = wi + uint64(n)
+            if wi + U8 <= we:
+                x0, x1, x2, x3 = x[xi], x[xi + step], x[xi + U2 * step], x[xi + U3 * step]
+                x4, x5, x6, x7 = x[xi + U4 * step], x[xi + U5 * step], x[xi + U6 * step], x[xi + U7 * step]
+                w0, w1, w2, w3 = w[wi], w[wi + U1], w[wi + U2], w[wi + U3]
+                w4, w5, w6, w7 = w[wi + U4], w[wi + U5], w[wi + U6], w[wi + U7]
+                wi += U8
+                xi += U8 * step
+                while wi + U8 <= we:
+                    acc += x0 * w0                      # channels d - 8 .. d - 1, loaded last step
+                    acc += x1 * w1
+                    acc += x2 * w2
+                    acc += x3 * w3
+                    acc += x4 * w4
+                    acc += x5 * w5
+                    acc += x6 * w6
+                    acc += x7 * w7
+                    x0, x1, x2, x3 = x[xi], x[xi + step], x[xi + U2 * step], x[xi + U3 * step]
+                    x4, x5, x6, x7 = x[xi + U4 * step], x[xi + U5 * step], x[xi + U6 * step], x[xi + U7 * step]
+                    w0, w1, w2, w3 = w[wi], w[wi + U1], w[wi + U2], w[wi + U3]
+                    w4, w5, w6, w7 = w[wi + U4], w[wi + U5], w[wi + U6], w[wi + U7]
+                    wi += U8
+                    xi += U8 * step
+                acc += x0 * w0
+                acc += x1 * w1
+                acc += x2 * w2
+                acc += x3 * w3
+                acc += x4 * w4
+                acc += x5 * w5
+                acc += x6 * w6
+                acc += x7 * w7
+            while wi < we:
+                acc += x[xi] * w[wi]
+                wi += U1
+                xi += step
+            return acc
+        return depth_dot_ahead
 
     @kit.cuda().jit(device=True)
     def depth_dot(acc, x, xi, step, w, wi, n):
@@ -72,7 +125,7 @@ def _split_kernels(dtype: str):
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     U0, U1 = np.uint64(0), np.uint64(1)
-    depth_dot = _depth_dot()
+    depth_dot = _depth_dot(ahead=True)
 
     # every subscript is a uint64 built from uint64 operands (numba gives a signed index a
     # negative-index wraparound: a 64-bit compare and select per subscript); the input index is
