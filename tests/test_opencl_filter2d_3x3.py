@@ -116,3 +116,27 @@ def test_sm_tile_fill_with_a_one_column_work_group(target):
     finally:
         ctx.__exit__(None, None, None)
     assert r.status == "pass" and not r.findings, f"{r.status}: {r.message} {r.findings[:3]}"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name", ["GM", "SM_CF2", "GM_CF2_Vec", "CM_CF4_Vec", "GM_CF16_Vec"])
+def test_3x3_edge_columns_and_unaligned_rows(target, name):
+    """The loads of the columns that may lie outside the image (x0 - 1 and x0 + k, k >= 2) and the
+    stores of the outputs that may lie outside the interior are tested against x0 and lim = W - 2 - x0
+    only: widths from 3 to past 2 * CF + 2 put the last work-item's columns and outputs at each place
+    relative to W, and odd widths leave rows unaligned for the vector stores (Oclgrind reports a
+    load or store outside the buffers)."""
+    from refconv.backends.opencl import filter2d
+    v = next(x for x in filter2d.variants() if x.name == name)
+    cf = int(name.split("_CF")[1].split("_")[0]) if "_CF" in name else 1
+    ctx = _target(target)
+    try:
+        for w in sorted({3, 4, 5, 6, 7, cf + 1, cf + 2, cf + 3, 2 * cf + 1, 2 * cf + 2, 2 * cf + 3}):
+            if w < 3:
+                continue
+            p = Problem.parse(f"filter2d:dtype=uint8,c=0,h=5,w={w},kh=3,kw=3:boundary=valid,flip=0,accumulator=int,"
+                              f"shift=3,rounding=trunc,cast=wrap:image=random.{w},weights=exact.4")
+            r = check_example(v, p, {"wg_x": 2, "wg_y": 2})
+            assert r.status == "pass" and not r.findings, f"w={w}: {r.status}: {r.message} {r.findings[:3]}"
+    finally:
+        ctx.__exit__(None, None, None)

@@ -23,7 +23,9 @@
  * pixel is converted once (when its column enters the window) instead of once a tap.  Every
  * work-item with an interior output computes all CF outputs (columns outside the image read as
  * 0; the results past the interior are never stored), so the unrolled loop has no branch but the
- * stores'.
+ * stores' and the loads' of the columns that may lie outside the image (x0 - 1, x0 + k for k >= 2).
+ * Indices: the place of (y, x0) is computed once; the loads and stores are it plus constants (see
+ * below), and each test is a compare of x0 or of lim = W - 2 - x0 with a constant.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -95,28 +97,44 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
 
     if (y < 1 || y > H - 2 || x0 >= W - 1)
         return;
+    /* the work-item's outputs x0 + j are interior (x <= W - 2) for j <= lim; x0 + j >= 1 but for
+     * j = 0 in a row's first work-item */
+    const int lim = W - 2 - x0;
 
     const float w0 = WT(0), w1 = WT(1), w2 = WT(2), w3 = WT(3), w4 = WT(4),
                 w5 = WT(5), w6 = WT(6), w7 = WT(7), w8 = WT(8);
 
-    /* COL(k, v0, v1, v2): column x0 + k of rows y-1, y, y+1, as floats */
+    /* the place of (y, x0), computed once: one 32 x 32 -> 64-bit unsigned multiply-add (y, W,
+     * x0 >= 0; H * W may pass 2^31).  Every pixel of the window is a row pointer (that place - W, +0,
+     * +W) plus a constant column and every output that place plus a constant: one load or store with
+     * an immediate offset each, no index arithmetic a column or an output. */
+    const size_t Wz = (uint)W;
+    const size_t at = (size_t)(uint)y * (uint)W + (uint)x0;
+
+    /* COL(k, v0, v1, v2): column x0 + k of rows y-1, y, y+1, as floats.  Columns x0 and x0 + 1 are
+     * inside the image (x0 < W - 1) and loaded without a test; column x0 - 1 is inside where x0 > 0,
+     * column x0 + k (k >= 2) where k - 1 <= lim.  A column outside reads as 0: it feeds only
+     * outputs that are not stored. */
+#define COL_IN(k) ((k) < 0 ? x0 > 0 : (k) < 2 || lim >= (k) - 1)
 #if defined(MEM_SM)
-    __local const uchar *t0 = tile + ly * TW + lx * CF + 1;    /* tile row of y-1, column of x0 */
+    __local const uchar *t0 = tile + (ly * TW + lx * CF + 1);  /* tile row of y-1, column of x0 */
 #define COL(k, v0, v1, v2) do { v0 = (float)t0[k]; v1 = (float)t0[TW + (k)]; \
                                 v2 = (float)t0[2 * TW + (k)]; } while (0)
 #else
-    __global const uchar *p0 = img + (y - 1) * W;
-#define COL(k, v0, v1, v2) do { const int c_ = x0 + (k);                                      \
-        if ((uint)c_ < (uint)W) { v0 = (float)p0[c_]; v1 = (float)p0[W + c_]; v2 = (float)p0[2 * W + c_]; } \
+    __global const uchar *p1 = img + at, *p0 = p1 - Wz, *p2 = p1 + Wz;
+#define COL(k, v0, v1, v2) do {                                                                \
+        if (COL_IN(k)) { v0 = (float)p0[k]; v1 = (float)p1[k]; v2 = (float)p2[k]; }             \
         else { v0 = 0.0f; v1 = 0.0f; v2 = 0.0f; } } while (0)
 #endif
+/* output x0 + j is stored where it is interior */
+#define OUT_IN(j) ((j) == 0 ? x0 > 0 : lim >= (j))
 
     /* the 3x3 window: rows y-1, y, y+1 (0, 1, 2); columns a (x-1), b (x), c (x+1) */
     float a0, a1, a2, b0, b1, b2, c0, c1, c2;
     COL(-1, a0, a1, a2);
     COL(0, b0, b1, b2);
     COL(1, c0, c1, c2);
-    __global uchar *orow = out + y * W;
+    __global uchar *o = out + at;
 #if VEC
     uchar res[CF];
 #endif
@@ -133,13 +151,12 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
         acc = TAP(acc, w3, a1); acc = TAP(acc, w4, b1); acc = TAP(acc, w5, c1);
         acc = TAP(acc, w6, a2); acc = TAP(acc, w7, b2); acc = TAP(acc, w8, c2);
         const int s = acc >> shift;                 /* arithmetic shift: floor */
-        const uchar v = sat ? (uchar)clamp(s, 0, 255) : (uchar)(s & 0xFF);
+        const uchar v = sat ? (uchar)clamp(s, 0, 255) : (uchar)s;   /* (uchar)s: the wrap */
 #if VEC
         res[j] = v;
 #else
-        const int x = x0 + j;
-        if (x >= 1 && x <= W - 2)
-            orow[x] = v;
+        if (OUT_IN(j))
+            o[j] = v;
 #endif
     }
 
@@ -149,20 +166,22 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
 #else
 #define VN 2
 #endif
+    /* x0 is a multiple of CF, so of VN: the VN outputs from x0 + j (j a multiple of VN) are one
+     * aligned vector where the place of x0 is */
+    const bool aligned = ((uint)at & (VN - 1)) == 0;
 #pragma unroll
     for (int j = 0; j < CF; j += VN) {
-        const int x = x0 + j;
-        if (x >= 1 && x + VN - 1 <= W - 2 && ((y * W + x) & (VN - 1)) == 0) {
+        if (aligned && OUT_IN(j) && lim >= j + VN - 1) {
 #if VN == 4
-            vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, orow + x);
+            vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, o + j);
 #else
-            vstore2((uchar2)(res[j], res[j + 1]), 0, orow + x);
+            vstore2((uchar2)(res[j], res[j + 1]), 0, o + j);
 #endif
         } else {
 #pragma unroll
             for (int k = 0; k < VN; ++k)
-                if (x + k >= 1 && x + k <= W - 2)
-                    orow[x + k] = res[j + k];
+                if (OUT_IN(j + k))
+                    o[j + k] = res[j + k];
         }
     }
 #endif
