@@ -170,7 +170,7 @@ def source(t: G.Tile, one: bool = False, fused: bool = False) -> str:
         # the 1x1 path keeps ``if t + 1 < nt`` around its loads and its stores; LLVM merges the two
         # branches, after the multiply-adds.  Its slices are a few deep k-tiles, and on an H200
         # the loads issued before the multiply-adds (the gather's form below) made cuconv
-        # T3-1x1-B slower (lab/runs/2026-11-29c-h200/)
+        # T3-1x1-B slower (docs/performance.md, conv2d best)
         loop = ["cur = t & 1", "if t + 1 < nt:", f"    k = (kt0 + t + 1) * {t.bk}"]
         loop += ind(_loads(t, one), 1) + _compute(t) + ["if t + 1 < nt:"] + ind(_stores(t, "(1 - cur)"), 1)
         loop += ["cuda.syncthreads()"]
