@@ -9,8 +9,8 @@
 #   sweepE   lab/sweeps/gpu_conv_best_sweep.py on SWEEP_PRESETS (default cuconv-E[34]): SWEEP_ALTS (space-separated
 #            --alt values) or else --alts candidates
 set -uo pipefail
-set -f   # the variant globs are refconv's, not the shell's
 . "$(dirname "$0")/device_env.sh"
+set -f   # the variant globs are refconv's, not the shell's (after device_env.sh, whose install globs .whl/*.whl)
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1; cat "$OUT/gpu.txt"
 bench() {  # TAG LIMIT ARGS...
   local tag=$1 lim=$2; shift 2
