@@ -108,6 +108,7 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
      * x0 >= 0; H * W may pass 2^31).  Every pixel of the window is a row pointer (that place - W, +0,
      * +W) plus a constant column and every output that place plus a constant: one load or store with
      * an immediate offset each, no index arithmetic a column or an output. */
+    const size_t Wz = (uint)W;
     const size_t at = (size_t)(uint)y * (uint)W + (uint)x0;
 
     /* COL(k, v0, v1, v2): column x0 + k of rows y-1, y, y+1, as floats.  Columns x0 and x0 + 1 are
@@ -120,33 +121,20 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
 #define COL(k, v0, v1, v2) do { v0 = (float)t0[k]; v1 = (float)t0[TW + (k)]; \
                                 v2 = (float)t0[2 * TW + (k)]; } while (0)
 #else
-    const size_t Wz = (uint)W;
     __global const uchar *p1 = img + at, *p0 = p1 - Wz, *p2 = p1 + Wz;
 #define COL(k, v0, v1, v2) do {                                                                \
         if (COL_IN(k)) { v0 = (float)p0[k]; v1 = (float)p1[k]; v2 = (float)p2[k]; }             \
         else { v0 = 0.0f; v1 = 0.0f; v2 = 0.0f; } } while (0)
 #endif
-/* output x0 + j is stored where it is interior.  SM: the place of output x0 + j is y * W + x0 + j,
- * an int (as the tile fill's r * W + c): NVIDIA's OpenCL ran the coarsened SM kernels slower with
- * the 64-bit place of the other two */
-#if defined(MEM_SM)
-#define OUT_IN(j) (x0 + (j) >= 1 && x0 + (j) <= W - 2)
-#define OUT(j) orow[x0 + (j)]
-#else
+/* output x0 + j is stored where it is interior */
 #define OUT_IN(j) ((j) == 0 ? x0 > 0 : lim >= (j))
-#define OUT(j) o[j]
-#endif
 
     /* the 3x3 window: rows y-1, y, y+1 (0, 1, 2); columns a (x-1), b (x), c (x+1) */
     float a0, a1, a2, b0, b1, b2, c0, c1, c2;
     COL(-1, a0, a1, a2);
     COL(0, b0, b1, b2);
     COL(1, c0, c1, c2);
-#if defined(MEM_SM)
-    __global uchar *orow = out + y * W;
-#else
     __global uchar *o = out + at;
-#endif
 #if VEC
     uchar res[CF];
 #endif
@@ -168,7 +156,7 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
         res[j] = v;
 #else
         if (OUT_IN(j))
-            OUT(j) = v;
+            o[j] = v;
 #endif
     }
 
@@ -185,15 +173,15 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
     for (int j = 0; j < CF; j += VN) {
         if (aligned && OUT_IN(j) && lim >= j + VN - 1) {
 #if VN == 4
-            vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, &OUT(j));
+            vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, o + j);
 #else
-            vstore2((uchar2)(res[j], res[j + 1]), 0, &OUT(j));
+            vstore2((uchar2)(res[j], res[j + 1]), 0, o + j);
 #endif
         } else {
 #pragma unroll
             for (int k = 0; k < VN; ++k)
                 if (OUT_IN(j + k))
-                    OUT(j + k) = res[j + k];
+                    o[j + k] = res[j + k];
         }
     }
 #endif
