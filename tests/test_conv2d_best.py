@@ -174,3 +174,17 @@ def test_the_twins_declare_the_same_launch_parameters():
     assert {p.name: p.values for p in a.params if p.name != "reduce"} == {p.name: p.values for p in b.params if p.name != "reduce"}
     assert a.default_params() == {"tile": "auto", "split": "auto", "path": "auto", "reduce": "auto"}
     assert np.array_equal(sorted(a.supports), sorted(b.supports))
+
+
+@pytest.mark.parametrize("name", sorted(G.TILES))
+def test_each_tiles_threads_hold_every_column_of_the_block_tile_once_in_groups(name):
+    """``tx * cg + col(j)`` over the block's ``thx`` threads and a micro-tile's ``tn`` columns is a
+    permutation of the tile's ``bn`` columns, and each group of ``cg`` columns is consecutive and
+    ``cg``-aligned (one vector shared load of B)."""
+    t = G.TILES[name]
+    cols = [tx * t.cg + t.col(j) for tx in range(t.thx) for j in range(t.tn)]
+    assert sorted(cols) == list(range(t.bn))
+    for tx in range(t.thx):
+        for j0 in range(0, t.tn, t.cg):
+            group = [tx * t.cg + t.col(j0 + g) for g in range(t.cg)]
+            assert group == list(range(group[0], group[0] + t.cg)) and group[0] % t.cg == 0
