@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
 # A/B of kernel sources by `refconv bench` on a lent NVIDIA machine (set-up: lab/runners/device_env.sh;
-# carry .whl/).  B is the tree as it is; each arm A is the tree with the files of lab/ab/<arm>/ laid over
-# it (their paths are the repository's: lab/ab/<arm>/backends/opencl/conv2d.cl replaces
-# backends/opencl/conv2d.cl).  The arms and B alternate AB_REPS times (default 2), each a `refconv bench`
+# carry .whl/).  B is the tree as it is; each arm A is the tree with the patch lab/ab/<arm>.patch applied
+# (`git apply`, paths relative to the repository root).  The arms and B alternate AB_REPS times (default 2), each a `refconv bench`
 # with AB_ARGS (e.g. "--preset filter2d-u8-3x3-3072 --variant 'opencl/SM_CF1*' --repeat 10"); JSON and
 # Markdown per run in $OUT, then one table of kernel medians (µs) per variant and arm.
 #   usage: AB_ARMS="f2d_sm_int_place" AB_ARGS="..." bash lab/runners/gpu_ab_bench_run.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
 set -f
-arms=${AB_ARMS:-$(ls lab/ab | grep -v README)}
+arms=${AB_ARMS:-$(ls lab/ab | sed -n 's/\.patch$//p')}
 for arm in $arms; do
-  [ -d "lab/ab/$arm" ] || { echo "no arm lab/ab/$arm (accepted: $(ls lab/ab | grep -v README | tr '\n' ' '))"; exit 2; }
+  [ -f "lab/ab/$arm.patch" ] || { echo "no arm lab/ab/$arm.patch (accepted: $(ls lab/ab | sed -n 's/\.patch$//p' | tr '\n' ' '))"; exit 2; }
   rm -rf "/tmp/tree_$arm" "/tmp/site_$arm" && mkdir "/tmp/tree_$arm"
   cp -r $(ls -A | grep -vE "^(.git|.venv|.whl|.hypothesis|build)$") "/tmp/tree_$arm/"
-  cp -r "lab/ab/$arm/." "/tmp/tree_$arm/"
+  (cd "/tmp/tree_$arm" && git apply "$OLDPWD/lab/ab/$arm.patch") || { echo "arm $arm: the patch does not apply"; exit 1; }
   pip install -q --no-deps --no-build-isolation --target "/tmp/site_$arm" "/tmp/tree_$arm" >/dev/null 2>&1 \
     || { echo "arm $arm: install failed"; exit 1; }
 done
