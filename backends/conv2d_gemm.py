@@ -15,7 +15,7 @@ A block computes a ``BM x BN`` tile of ``out[m, q]``; its ``(BM/TM) x (BN/TN)`` 
 consecutive elements: one 16-byte shared load per four), columns in groups of ``G``
 (:attr:`Tile.cg`, 4 where ``TN`` allows) consecutive ones, ``tx*G + (j//G)*(BN/TN)*G + j%G``
 (:meth:`Tile.col`): a group is one 16-byte shared load of B (conflict-free: a warp's threads read
-consecutive 16-byte pieces), and the stores of a row of the micro-tile cover whole sectors.  K is walked in ``BK``-deep
+consecutive 16-byte pieces).  K is walked in ``BK``-deep
 slices staged in two shared buffers (the next slice is loaded into registers while the current
 one is used: one barrier a slice).  Split-K: ``split`` slices of the K range, blockIdx.z, each
 writing a partial ``[split][M][NQ]`` buffer, then a reduction kernel adds the partials in order,
