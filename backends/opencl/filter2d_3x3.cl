@@ -24,8 +24,9 @@
  * work-item with an interior output computes all CF outputs (columns outside the image read as
  * 0; the results past the interior are never stored), so the unrolled loop has no branch but the
  * stores' and the loads' of the columns that may lie outside the image (x0 - 1, x0 + k for k >= 2).
- * Indices: the place of (y, x0) is computed once; the loads and stores are it plus constants (see
- * below), and each test is a compare of x0 or of lim = W - 2 - x0 with a constant.
+ * Indices (GM, CM): the place of (y, x0) is computed once; the loads and stores are it plus
+ * constants (see below), and each test is a compare of x0 or of lim = W - 2 - x0 with a constant.
+ * SM reads its window from the tile and stores through a row pointer (OUT below).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -126,15 +127,30 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
         if (COL_IN(k)) { v0 = (float)p0[k]; v1 = (float)p1[k]; v2 = (float)p2[k]; }             \
         else { v0 = 0.0f; v1 = 0.0f; v2 = 0.0f; } } while (0)
 #endif
-/* output x0 + j is stored where it is interior */
+/* output x0 + j is stored where it is interior; OUT(j) is its place.  The SM seeds keep a row
+ * pointer and test each output's column (int indices, as their tile load): with the place of
+ * (y, x0) held through the loop, the coarsened ones (CF 12, 16) ran up to 1.2x slower on NVIDIA's
+ * OpenCL (lab/ab/f2d_before_b8f3697.patch). */
+#if defined(MEM_SM)
+#define OUT_IN(j) (x0 + (j) >= 1 && x0 + (j) <= W - 2)
+#define OUT(j) (orow + x0 + (j))
+#define OUT_ALIGNED(j) (((y * W + x0 + (j)) & (VN - 1)) == 0)
+#else
 #define OUT_IN(j) ((j) == 0 ? x0 > 0 : lim >= (j))
+#define OUT(j) (o + (j))
+#define OUT_ALIGNED(j) aligned
+#endif
 
     /* the 3x3 window: rows y-1, y, y+1 (0, 1, 2); columns a (x-1), b (x), c (x+1) */
     float a0, a1, a2, b0, b1, b2, c0, c1, c2;
     COL(-1, a0, a1, a2);
     COL(0, b0, b1, b2);
     COL(1, c0, c1, c2);
+#if defined(MEM_SM)
+    __global uchar *orow = out + y * W;
+#else
     __global uchar *o = out + at;
+#endif
 #if VEC
     uchar res[CF];
 #endif
@@ -156,7 +172,7 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
         res[j] = v;
 #else
         if (OUT_IN(j))
-            o[j] = v;
+            *OUT(j) = v;
 #endif
     }
 
@@ -168,20 +184,22 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
 #endif
     /* x0 is a multiple of CF, so of VN: the VN outputs from x0 + j (j a multiple of VN) are one
      * aligned vector where the place of x0 is */
+#if !defined(MEM_SM)
     const bool aligned = ((uint)at & (VN - 1)) == 0;
+#endif
 #pragma unroll
     for (int j = 0; j < CF; j += VN) {
-        if (aligned && OUT_IN(j) && lim >= j + VN - 1) {
+        if (OUT_ALIGNED(j) && OUT_IN(j) && OUT_IN(j + VN - 1)) {
 #if VN == 4
-            vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, o + j);
+            vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, OUT(j));
 #else
-            vstore2((uchar2)(res[j], res[j + 1]), 0, o + j);
+            vstore2((uchar2)(res[j], res[j + 1]), 0, OUT(j));
 #endif
         } else {
 #pragma unroll
             for (int k = 0; k < VN; ++k)
                 if (OUT_IN(j + k))
-                    o[j + k] = res[j + k];
+                    *OUT(j + k) = res[j + k];
         }
     }
 #endif
