@@ -17,12 +17,17 @@
 #endif
 
 /* acc += x[d*step] * w[d] for d = 0 .. n-1, in that order, eight loads of x issued before their
- * eight multiply-adds (the Numba twin's loop, written the same way) */
-#define DEPTH_DOT(acc, xp0, step, w, n)                                                 \
+ * eight multiply-adds (the Numba twin's loop, written the same way).  UNROLL: a pragma for the
+ * 8-channel loop, or nothing.  fused passes _Pragma("unroll 1"): with C known at build time
+ * (CDEPTH) NVIDIA's OpenCL otherwise unrolls the loop further, and the fused kernel ran 1.1-1.25x
+ * slower on 7 of the 10 cuconv presets; scalar_prods (C a run-time value) runs faster as the
+ * compiler chooses (lab/ab/conv_fused_unroll1.patch). */
+#define DEPTH_DOT(acc, xp0, step, w, n, UNROLL)                                         \
     {                                                                                   \
         __global const T *xp_ = (xp0);                                                  \
         const size_t st_ = (step);                                                      \
         int d_ = 0;                                                                     \
+        UNROLL                                                                          \
         for (; d_ + 8 <= (n); d_ += 8) {                                                \
             const T x0 = xp_[0], x1 = xp_[st_], x2 = xp_[2 * st_], x3 = xp_[3 * st_];   \
             const T x4 = xp_[4 * st_], x5 = xp_[5 * st_], x6 = xp_[6 * st_], x7 = xp_[7 * st_]; \
@@ -67,7 +72,7 @@ __kernel void scalar_prods(__global const T * restrict x, __global const T * res
     __global const T *frow = f + ((size_t)(m * R + fy) * S + fx) * C;
     T sum = (T)0;
     if (inside) {
-        DEPTH_DOT(sum, x + ((size_t)n * C * H + iy) * W + ix, (size_t)H * W, frow, C);
+        DEPTH_DOT(sum, x + ((size_t)n * C * H + iy) * W + ix, (size_t)H * W, frow, C, );
     } else {
         for (int d = 0; d < C; ++d)            /* ghost cells: w*0, as the spec */
             sum += (T)0 * frow[d];
@@ -136,7 +141,7 @@ __kernel void fused(__global const T * restrict x, __global const T * restrict f
             if (valid) {
                 const int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;
                 if ((uint)iy < (uint)H && (uint)ix < (uint)W) {
-                    DEPTH_DOT(acc, xn + (size_t)iy * W + ix, HW, sf, CD);
+                    DEPTH_DOT(acc, xn + (size_t)iy * W + ix, HW, sf, CD, _Pragma("unroll 1"));
                 } else {
                     for (int d = 0; d < CD; ++d)   /* ghost cells: w*0, as the spec */
                         acc += (T)0 * sf[d];
