@@ -121,19 +121,41 @@ def _depth_dot(ahead: bool = False):
     return depth_dot
 
 
+#: registers a thread of the sm_90 build of ``scalar_prods`` takes uncapped (ptxas's choice), and the
+#: cap :func:`split_register_cap` may set
+SPLIT_REGS, SPLIT_CAP_REGS = 40, 32
+#: registers a multiprocessor has (every NVIDIA GPU from sm_50 to sm_90)
+SM_REGS = 65536
+
+
+def split_register_cap(blocks: int, threads: int, sms: int) -> int | None:
+    """The register cap for a ``scalar_prods`` grid of ``blocks`` blocks of ``threads`` threads on
+    ``sms`` multiprocessors: :data:`SPLIT_CAP_REGS` where the grid fits in one wave at that count
+    (``blocks <= sms * SM_REGS // (regs * threads)``) and not at :data:`SPLIT_REGS`, else None.
+    The capped build spills (60 bytes on sm_90), which costs about a fifth where the grid is one wave
+    either way; where it saves a second wave it is faster (cuconv-T3-1x1-B, 1024 blocks on 132
+    SMs, lab/ab/conv_split_maxreg32.patch).  Grids of many waves keep the uncapped build."""
+    def one_wave(regs):
+        return blocks <= sms * (SM_REGS // (regs * threads))
+    return SPLIT_CAP_REGS if one_wave(SPLIT_CAP_REGS) and not one_wave(SPLIT_REGS) else None
+
+
 @functools.lru_cache(maxsize=None)
-def _split_kernels(dtype: str):
+def _split_kernels(dtype: str, max_registers: int | None = None):
+    """``(scalar_prods, sum_kernel)`` for ``dtype``, ``scalar_prods`` jitted with ``max_registers``
+    (None: uncapped; a cap changes no result, and the simulator, whose jit takes none, ignores it)."""
     global cuda
     cuda = kit.cuda()
     from numba import float32, float64, uint64
     DT = float32 if dtype == "float32" else float64
     U0, U1 = np.uint64(0), np.uint64(1)
     depth_dot = _depth_dot(ahead=True)
+    jit = cuda.jit(max_registers=max_registers) if max_registers and kit.mode() == "gpu" else cuda.jit
 
     # every subscript is a uint64 built from uint64 operands (numba gives a signed index a
     # negative-index wraparound: a 64-bit compare and select per subscript); the input index is
     # formed only where the tap is inside the image (iy, ix may be negative outside)
-    @cuda.jit
+    @jit
     def scalar_prods(x, f, bias, part, out, xoff, ooff, H, W, C, M, R, S, Ho, Wo,
                      sy, sx, py, px, dy, dx, direct, has_bias):
         fyfx = cuda.blockIdx.z
@@ -275,13 +297,13 @@ def _prep(problem):
 def _run_split(problem, out, threads=256):
     cuda_ = kit.cuda()
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
-    scalar_prods, sum_kernel = _split_kernels(x.dtype.name)
+    K = R * S
+    gx = cdiv(Ho * Wo, threads)
+    scalar_prods, sum_kernel = _split_kernels(x.dtype.name, split_register_cap(gx * M * K, threads, kit.sm_count()))
     d_out, n = to_device_poisoned(out)
     d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
-    K = R * S
     direct = K == 1
     d_part = cuda_.device_array(max(M * K * Ho * Wo, 1), x.dtype)
-    gx = cdiv(Ho * Wo, threads)
     for i in range(N):
         xoff, ooff = i * C * H * W, i * M * Ho * Wo
         launch(scalar_prods[(gx, M, K), threads], d_x, d_f, d_b, d_part, d_out, xoff, ooff, H, W, C, M, R, S,
