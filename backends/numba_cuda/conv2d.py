@@ -133,8 +133,8 @@ def split_register_cap(blocks: int, threads: int, sms: int) -> int | None:
     ``sms`` multiprocessors: :data:`SPLIT_CAP_REGS` where the grid fits in one wave at that count
     (``blocks <= sms * SM_REGS // (regs * threads)``) and not at :data:`SPLIT_REGS`, else None.
     The capped build spills (60 bytes on sm_90), which costs about a fifth where the grid is one wave
-    either way; where it saves a second wave it is faster (cuconv-T3-1x1-B, 1024 blocks on 132
-    SMs, lab/ab/conv_split_maxreg32.patch).  Grids of many waves keep the uncapped build."""
+    either way; where it saves a second wave it is faster (cuconv-T3-1x1-B: 1024 blocks on 132
+    SMs).  Grids of many waves keep the uncapped build."""
     def one_wave(regs):
         return blocks <= sms * (SM_REGS // (regs * threads))
     return SPLIT_CAP_REGS if one_wave(SPLIT_CAP_REGS) and not one_wave(SPLIT_REGS) else None

@@ -21,7 +21,7 @@
  * 8-channel loop, or nothing.  fused passes _Pragma("unroll 1"): with C known at build time
  * (CDEPTH) NVIDIA's OpenCL otherwise unrolls the loop further, and the fused kernel ran 1.1-1.25x
  * slower on 7 of the 10 cuconv presets; scalar_prods (C a run-time value) runs faster as the
- * compiler chooses (lab/ab/conv_fused_unroll1.patch). */
+ * compiler chooses. */
 #define DEPTH_DOT(acc, xp0, step, w, n, UNROLL)                                         \
     {                                                                                   \
         __global const T *xp_ = (xp0);                                                  \

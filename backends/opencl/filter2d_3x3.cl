@@ -127,18 +127,18 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
         if (COL_IN(k)) { v0 = (float)p0[k]; v1 = (float)p1[k]; v2 = (float)p2[k]; }             \
         else { v0 = 0.0f; v1 = 0.0f; v2 = 0.0f; } } while (0)
 #endif
-/* output x0 + j is stored where it is interior; OUT(j) is its place.  The SM seeds keep a row
- * pointer and test each output's column (int indices, as their tile load): with the place of
- * (y, x0) held through the loop, the coarsened ones (CF 12, 16) ran up to 1.2x slower on NVIDIA's
- * OpenCL (lab/ab/f2d_before_b8f3697.patch). */
+/* output x0 + j is stored where it is interior; OUT(j) is its place; VEC_OK(j): the VN outputs
+ * from x0 + j are interior and one aligned vector.  The SM seeds keep a row pointer and test each
+ * output's column (int indices, as their tile load): with the place of (y, x0) held through the
+ * loop instead, the coarsened ones (CF 12, 16) ran slower on NVIDIA's OpenCL. */
 #if defined(MEM_SM)
 #define OUT_IN(j) (x0 + (j) >= 1 && x0 + (j) <= W - 2)
 #define OUT(j) (orow + x0 + (j))
-#define OUT_ALIGNED(j) (((y * W + x0 + (j)) & (VN - 1)) == 0)
+#define VEC_OK(j) (x0 + (j) >= 1 && x0 + (j) + VN - 1 <= W - 2 && ((y * W + x0 + (j)) & (VN - 1)) == 0)
 #else
 #define OUT_IN(j) ((j) == 0 ? x0 > 0 : lim >= (j))
 #define OUT(j) (o + (j))
-#define OUT_ALIGNED(j) aligned
+#define VEC_OK(j) (aligned && OUT_IN(j) && lim >= (j) + VN - 1)
 #endif
 
     /* the 3x3 window: rows y-1, y, y+1 (0, 1, 2); columns a (x-1), b (x), c (x+1) */
@@ -189,7 +189,7 @@ __kernel void filter2d_3x3(__global const uchar * restrict img,
 #endif
 #pragma unroll
     for (int j = 0; j < CF; j += VN) {
-        if (OUT_ALIGNED(j) && OUT_IN(j) && OUT_IN(j + VN - 1)) {
+        if (VEC_OK(j)) {
 #if VN == 4
             vstore4((uchar4)(res[j], res[j + 1], res[j + 2], res[j + 3]), 0, OUT(j));
 #else
