@@ -2,7 +2,7 @@
 # A/B of kernel sources by `refconv bench` on a lent NVIDIA machine (set-up: lab/runners/device_env.sh;
 # carry .whl/).  B is the tree as it is; each arm A is the tree with the patch lab/ab/<arm>.patch applied
 # (`git apply`, paths relative to the repository root).  The arms and B alternate AB_REPS times (default 2), each a `refconv bench`
-# with AB_ARGS (e.g. "--preset filter2d-u8-3x3-3072 --variant 'opencl/SM_CF1*' --repeat 10"); JSON and
+# with AB_ARGS (e.g. "--preset filter2d-u8-3x3-3072 --variant '*/SM_CF1*' --repeat 10"); JSON and
 # Markdown per run in $OUT, then one table of kernel medians (µs) per variant and arm.
 #   usage: AB_ARMS="f2d_sm_int_place" AB_ARGS="..." bash lab/runners/gpu_ab_bench_run.sh
 set -uo pipefail
