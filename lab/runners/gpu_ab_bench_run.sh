@@ -3,7 +3,8 @@
 # carry .whl/).  B is the tree as it is; each arm A is the tree with the patch lab/ab/<arm>.patch applied
 # (`git apply`, paths relative to the repository root).  The arms and B alternate AB_REPS times (default 2), each a `refconv bench`
 # with AB_ARGS (e.g. "--preset filter2d-u8-3x3-3072 --variant '*/SM_CF1*' --repeat 10"); JSON and
-# Markdown per run in $OUT, then one table of kernel medians (µs) per variant and arm.
+# Markdown per run in $OUT (archived into ab_runs.tgz at the end), then one table of kernel medians (µs) per
+# variant and arm (ab_summary.md).
 #   usage: AB_ARMS="f2d_sm_int_place" AB_ARGS="..." bash lab/runners/gpu_ab_bench_run.sh
 set -uo pipefail
 . "$(dirname "$0")/device_env.sh"
@@ -25,7 +26,7 @@ for rep in $(seq "${AB_REPS:-2}"); do
     echo "$arm run $rep exit $?"
   done
 done
-env -C /tmp python - "$OUT" <<'PY'
+env -C /tmp python - "$OUT" <<'PY' | tee "$OUT/ab_summary.md"
 import collections, glob, json, os, sys
 t = collections.defaultdict(dict)
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "ab_*.json"))):
@@ -39,3 +40,5 @@ print("| problem | variant | " + " | ".join(arms) + " |")
 for (p, v), d in sorted(t.items()):
     print(f"| {p} | {v} | " + " | ".join("/".join(f"{x:.1f}" for x in d.get(a, [])) for a in arms) + " |")
 PY
+# a lent machine returns a few files of $OUT only: the runs' JSON, Markdown and logs in one archive
+(cd "$OUT" && tar czf ab_runs.tgz ab_*_[0-9]*.* && rm -f ab_*_[0-9]*.json ab_*_[0-9]*.md ab_*_[0-9]*.txt)
