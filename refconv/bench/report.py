@@ -109,13 +109,34 @@ def fmt_copy_ratio(r: Row) -> str:
 def twins(rows) -> list[dict]:
     """Variants of the same op and name timed on two or more backends, whichever backends those
     are (the table's columns are the backends found): ``[{"name", "times": {backend: seconds},
-    "ratio": slowest / fastest}]``, sorted by op, then name."""
+    "ratio": slowest / fastest}]``, sorted by op, then name.  Where a twin's call launched more
+    than one kernel, also ``"launches": {backend: n}`` and ``"per_launch": {backend: seconds / n}``
+    for those backends: a host loop of many small launches measures the launch API as much as the
+    kernel, and the time a launch sets against the fixed cost of one (printed with the bandwidth)."""
     by_name: dict = {}
     for r in rows:
         if r.kind == "variant" and r.median_s:
-            by_name.setdefault((r.op, r.name), {})[r.backend] = r.median_s
-    return [{"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
-            for (_, n), t in sorted(by_name.items()) if len(t) > 1]
+            by_name.setdefault((r.op, r.name), {})[r.backend] = r
+    out = []
+    for (_, n), got in sorted(by_name.items()):
+        if len(got) < 2:
+            continue
+        t = {b: r.median_s for b, r in got.items()}
+        x = {"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
+        many = {b: r.launches for b, r in got.items() if r.launches and r.launches > 1}
+        if many:
+            x["launches"] = many
+            x["per_launch"] = {b: t[b] / k for b, k in many.items()}
+        out.append(x)
+    return out
+
+
+def fmt_twin(x: dict, backend: str) -> str:
+    """A twins-table cell: the backend's time, and where its call launched ``n`` kernels, ``n × ``
+    the time a launch."""
+    t = x["times"].get(backend)
+    n = (x.get("launches") or {}).get(backend)
+    return fmt_s(t) if not n else f"{fmt_s(t)} = {n} × {fmt_s(x['per_launch'][backend])}"
 
 
 def print_twins(console, res: dict) -> None:
@@ -130,7 +151,7 @@ def print_twins(console, res: dict) -> None:
         t.add_column(b, justify="right")
     t.add_column("ratio", justify="right")
     for x in tw:
-        t.add_row(x["name"], *(fmt_s(x["times"].get(b)) for b in backends), f"{x['ratio']:.3g}×")
+        t.add_row(x["name"], *(fmt_twin(x, b) for b in backends), f"{x['ratio']:.3g}×")
     console.print(t)
 
 
@@ -335,7 +356,7 @@ def markdown(rep: dict) -> str:
             out += ["", "| variant | " + " | ".join(backends) + " | slowest / fastest |",
                     "|---" * (len(backends) + 2) + "|"]
             for x in tw:
-                out.append(f"| {x['name']} | " + " | ".join(fmt_s(x["times"].get(b)) for b in backends)
+                out.append(f"| {x['name']} | " + " | ".join(fmt_twin(x, b) for b in backends)
                            + f" | {x['ratio']:.3g}× |")
     return "\n".join(out) + "\n"
 

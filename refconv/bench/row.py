@@ -15,7 +15,8 @@ kept in ``extra`` and written back):
 * a timed row (``timer`` set) also ``kernel_s`` and ``e2e_s`` (each a summary: ``median``, ``q1``,
   ``q3``, ``min``, ``max``, ``n``, or null), ``simulated``, ``copy`` (the bandwidth's source),
   ``roofline_pct``; and where there are any, ``caveats`` (the backend's, with how many intervals
-  they concern) and ``kernels`` (what a peer's library launched);
+  they concern) and ``kernels`` (what a peer's library launched); where one call recorded more
+  than one interval, ``launches`` (the most one call recorded: its kernel time is their sum);
 * the copy row ``bytes`` (the problem's input plus output bytes, which its copy moves) and
   ``sources`` (each device copy path measured: its median seconds, or why it could not run; the
   row's times are the fastest one's, named by ``library``);
@@ -61,6 +62,7 @@ class Row:
     sources: dict | None = None
     copy_ratio: float | None = None
     run: int | None = None
+    launches: int | None = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -101,6 +103,7 @@ class Row:
         """Set the fields of a :func:`refconv.bench.rows.measure` result ``m``; returns the row."""
         self.kernel_s, self.e2e_s, self.simulated = m["kernel_s"], m["e2e_s"], m["simulated"]
         self.caveats = m.get("caveats") or None
+        self.launches = m.get("launches")
         return self
 
     def to_json(self) -> dict:
@@ -115,6 +118,8 @@ class Row:
         if self.timer is not None:
             out.update({k: getattr(self, k) for k in _TIMED})
             out.update({k: getattr(self, k) for k in ("caveats", "kernels") if getattr(self, k)})
+            if self.launches and self.launches > 1:
+                out["launches"] = self.launches
         out["median_s"] = self.median_s
         if self.timer is not None:
             out["timer"] = self.timer

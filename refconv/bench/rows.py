@@ -61,8 +61,9 @@ def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = Non
     were recorded with a flush, the end-to-end times come from as many further plain calls
     (no events, no flush: what a user's call costs).  ``budget_s`` (``--budget``): stop starting
     calls once the timed calls have taken that long in all (at least one call; each summary's
-    ``n`` says how many ran).  Returns both summaries and whether any interval was simulated."""
-    kern, e2e, simulated, caveats = [], [], False, {}
+    ``n`` says how many ran).  Returns both summaries, whether any interval was simulated, and
+    ``launches``: the most intervals one call recorded (None when none were)."""
+    kern, e2e, simulated, caveats, launches = [], [], False, {}, []
     spent = 0.0
     for _ in range(repeat):
         with timing.collect(flush_bytes) as iv:
@@ -74,6 +75,7 @@ def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = Non
         k = iv.total()
         if k is not None:
             kern.append(k)
+            launches.append(len(iv))
         for why, n in iv.caveats().items():
             caveats[why] = caveats.get(why, 0) + n
         if budget_s is not None and spent >= budget_s:
@@ -84,7 +86,8 @@ def measure(run, repeat: int, flush_bytes: int = 0, budget_s: float | None = Non
             t0 = time.perf_counter()
             run()
             e2e.append(time.perf_counter() - t0)
-    out = {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated}
+    out = {"kernel_s": summary(kern), "e2e_s": summary(e2e), "simulated": simulated,
+           "launches": max(launches) if launches else None}
     if caveats:  # the backend says some intervals may hold more than the device's work
         out["caveats"] = caveats
     return out

@@ -367,6 +367,35 @@ def _report(tmp_path, name, backends, argv):
         monkeypatch.undo()
 
 
+def test_twins_of_many_launches_show_the_launches_and_the_time_of_one(tmp_path, monkeypatch):
+    """A variant whose call is a host loop of launches (kron's ``block_launches``): its row says how
+    many intervals a call recorded and the twins table divides the time by them, so that the
+    launch API's share can be read against the fixed cost of one launch."""
+    def launches(n):
+        def run(problem, out, **_):
+            out[:] = specs.matvec(problem.inputs["m"], problem.inputs["v"])
+            for _ in range(n):
+                timing.record(lambda: KERNEL_S / 4, "fake launch")
+            return out
+        return run
+    _install(monkeypatch, Backend("lna", variants=lambda: [Variant("matvec", "lna", "loop", launches(4)),
+                                                           Variant("matvec", "lna", "one", _matvec_right)]),
+             Backend("lnb", variants=lambda: [Variant("matvec", "lnb", "loop", launches(8)),
+                                              Variant("matvec", "lnb", "one", _matvec_right)]))
+    out, md = tmp_path / "l.json", tmp_path / "l.md"
+    assert cli.main(["bench", "--timeout", "0", "--backend", "ln*", "--repeat", "2", "--peers", "none",
+                     "--json", str(out), "--markdown", str(md)]) == 0
+    rep = json.loads(out.read_text())
+    rows = {r["variant"]: r for r in rep["rows"]}
+    assert rows["matvec/lna/loop"]["launches"] == 4 and rows["matvec/lnb/loop"]["launches"] == 8
+    assert "launches" not in rows["matvec/lna/one"]                # one launch: nothing to divide
+    loop, one = rep["problems"][0]["twins"]
+    assert loop["name"] == "loop" and loop["launches"] == {"lna": 4, "lnb": 8}
+    assert loop["per_launch"] == {"lna": pytest.approx(KERNEL_S / 4), "lnb": pytest.approx(KERNEL_S / 4)}
+    assert loop["ratio"] == pytest.approx(2.0) and "launches" not in one
+    assert "| loop | 2 ms = 4 × 500 µs | 4 ms = 8 × 500 µs | 2× |" in md.read_text()
+
+
 def test_bench_report_merges_split_runs_keeping_the_measured_row_and_recomputing_twins(tmp_path):
     def oom(problem, out, **_):
         raise MemoryError("out of device memory")
