@@ -110,8 +110,8 @@ def twins(rows) -> list[dict]:
     """Variants of the same op and name timed on two or more backends, whichever backends those
     are (the table's columns are the backends found): ``[{"name", "times": {backend: seconds},
     "ratio": slowest / fastest}]``, sorted by op, then name.  Where a twin's call launched more
-    than one kernel, also ``"launches": {backend: n}`` and ``"per_launch": {backend: seconds / n}``
-    for those backends: a host loop of many small launches measures the launch API as much as the
+    than one kernel and its time is their sum (a device time, not a host clock's), also
+    ``"launches": {backend: n}`` and ``"per_launch": {backend: seconds / n}`` for those backends: a host loop of many small launches measures the launch API as much as the
     kernel, and the time a launch sets against the fixed cost of one (printed with the bandwidth)."""
     by_name: dict = {}
     for r in rows:
@@ -123,7 +123,7 @@ def twins(rows) -> list[dict]:
             continue
         t = {b: r.median_s for b, r in got.items()}
         x = {"name": n, "times": t, "ratio": max(t.values()) / min(t.values())}
-        many = {b: r.launches for b, r in got.items() if r.launches and r.launches > 1}
+        many = {b: r.launches for b, r in got.items() if r.launches and r.launches > 1 and r.kernel_s}
         if many:
             x["launches"] = many
             x["per_launch"] = {b: t[b] / k for b, k in many.items()}

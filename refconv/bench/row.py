@@ -118,7 +118,7 @@ class Row:
         if self.timer is not None:
             out.update({k: getattr(self, k) for k in _TIMED})
             out.update({k: getattr(self, k) for k in ("caveats", "kernels") if getattr(self, k)})
-            if self.launches and self.launches > 1:
+            if self.launches and self.launches > 1 and self.kernel_s:
                 out["launches"] = self.launches
         out["median_s"] = self.median_s
         if self.timer is not None:
