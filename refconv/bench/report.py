@@ -111,8 +111,9 @@ def twins(rows) -> list[dict]:
     are (the table's columns are the backends found): ``[{"name", "times": {backend: seconds},
     "ratio": slowest / fastest}]``, sorted by op, then name.  Where a twin's call launched more
     than one kernel and its time is their sum (a device time, not a host clock's), also
-    ``"launches": {backend: n}`` and ``"per_launch": {backend: seconds / n}`` for those backends: a host loop of many small launches measures the launch API as much as the
-    kernel, and the time a launch sets against the fixed cost of one (printed with the bandwidth)."""
+    ``"launches": {backend: n}`` and ``"per_launch": {backend: seconds / n}`` for those backends:
+    a host loop of many small launches measures the launch API as much as the kernel, and the
+    time a launch sets against the fixed cost of one (printed with the bandwidth)."""
     by_name: dict = {}
     for r in rows:
         if r.kind == "variant" and r.median_s:
