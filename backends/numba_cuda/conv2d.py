@@ -299,7 +299,8 @@ def _run_split(problem, out, threads=256):
     x, f, bias, has_bias, (N, C, H, W, M, R, S, Ho, Wo, sy, sx, py, px, dy, dx) = _prep(problem)
     K = R * S
     gx = cdiv(Ho * Wo, threads)
-    scalar_prods, sum_kernel = _split_kernels(x.dtype.name, split_register_cap(gx * M * K, threads, kit.sm_count()))
+    cap = split_register_cap(gx * M * K, threads, kit.sm_count())
+    scalar_prods, sum_kernel = _split_kernels(x.dtype.name, cap)
     d_out, n = to_device_poisoned(out)
     d_x, d_f, d_b = cuda_.to_device(x.reshape(-1)), cuda_.to_device(f), cuda_.to_device(bias)
     direct = K == 1
