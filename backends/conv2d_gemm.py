@@ -232,6 +232,12 @@ def _plan(g: Geometry, tile: Tile, split: int, one: bool = False, fused: bool = 
     return Plan(tile, split, kt, kt_per, (cdiv(g.NQ, tile.bn), cdiv(g.M, tile.bm), split), one, fused and split > 1)
 
 
+def blocks_per_sm(threads: int, regs: int) -> int:
+    """Blocks of ``threads`` threads, ``regs`` registers a thread, that one multiprocessor holds at
+    once: the least of its 32-block, 2048-thread and 65536-register limits (at least 1)."""
+    return max(1, min(32, 2048 // threads, 65536 // (threads * regs)))
+
+
 def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
     """The cost model behind ``auto``: the padded multiply-adds at ``RATE * eff * fill`` (``fill``:
     the warps launched over ``SMS * FULL_WARPS``, at most 1), at least ``SLICE_US`` per k-tile per
@@ -242,7 +248,7 @@ def estimate_us(g: Geometry, p: Plan, itemsize: int = 4) -> float:
     blocks = p.grid[0] * p.grid[1] * p.split
     warps_per_block = cdiv(t.threads, 32)
     regs = (2 * t.tm * t.tn + 40) * (itemsize // 4 if itemsize > 4 else 1)
-    per_sm = max(1, min(32, 2048 // t.threads, 65536 // (t.threads * regs)))
+    per_sm = blocks_per_sm(t.threads, regs)
     fill = min(1.0, blocks * warps_per_block / (SMS * FULL_WARPS))
     fma = p.grid[0] * p.grid[1] * t.bm * t.bn * p.kpad
     waves = cdiv(blocks, SMS * per_sm)

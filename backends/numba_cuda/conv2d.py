@@ -23,6 +23,7 @@ import numpy as np
 
 from refconv import Param, Range, Variant
 
+from refconv.backends.conv2d_gemm import blocks_per_sm
 from refconv.tooling import cuda as kit
 from refconv.tooling.cuda import cdiv, fits, from_device, io_bytes, launch, to_device_poisoned
 
@@ -124,19 +125,18 @@ def _depth_dot(ahead: bool = False):
 #: registers a thread of the sm_90 build of ``scalar_prods`` takes uncapped (ptxas's choice), and the
 #: cap :func:`split_register_cap` may set
 SPLIT_REGS, SPLIT_CAP_REGS = 40, 32
-#: registers a multiprocessor has (every NVIDIA GPU from sm_50 to sm_90)
-SM_REGS = 65536
 
 
 def split_register_cap(blocks: int, threads: int, sms: int) -> int | None:
     """The register cap for a ``scalar_prods`` grid of ``blocks`` blocks of ``threads`` threads on
     ``sms`` multiprocessors: :data:`SPLIT_CAP_REGS` where the grid fits in one wave at that count
-    (``blocks <= sms * SM_REGS // (regs * threads)``) and not at :data:`SPLIT_REGS`, else None.
+    (``blocks <= sms * blocks_per_sm(threads, regs)``,
+    :func:`refconv.backends.conv2d_gemm.blocks_per_sm`) and not at :data:`SPLIT_REGS`, else None.
     The capped build spills (60 bytes on sm_90), which costs about a fifth where the grid is one wave
     either way; where it saves a second wave it is faster (cuconv-T3-1x1-B: 1024 blocks on 132
     SMs).  Grids of many waves keep the uncapped build."""
     def one_wave(regs):
-        return blocks <= sms * (SM_REGS // (regs * threads))
+        return blocks <= sms * blocks_per_sm(threads, regs)
     return SPLIT_CAP_REGS if one_wave(SPLIT_CAP_REGS) and not one_wave(SPLIT_REGS) else None
 
 
