@@ -118,8 +118,8 @@ def _fused(t: G.Tile) -> list:
     (an element outside the output reads element 0 and is not stored).  Thread 0 passes the
     count to the block in ``As[0]``: every read of the stage buffers (the gather's peeled last
     k-tile's too) ended at the barrier before that store, and a count below ``split`` (at most
-    32) is exact in either dtype, so the kernel's shared memory stays :meth:`Tile.shared_bytes` (a flag array of its own took 4 bytes more:
-    49,156 for a 48 KiB float64 tile)."""
+    32) is exact in either dtype, so the kernel's shared memory stays :meth:`Tile.shared_bytes`
+    (a flag array of its own took 4 bytes more: 49,156 for a 48 KiB float64 tile)."""
     L = ["cuda.threadfence()", "cuda.syncthreads()", "if tid == 0:",
          "    As[0] = cuda.atomic.add(cnt, U(cuda.blockIdx.y * cuda.gridDim.x + cuda.blockIdx.x), 1)",
          "cuda.syncthreads()", "if As[0] == cuda.gridDim.z - 1:", "    cuda.threadfence()",
